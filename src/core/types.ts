@@ -1,0 +1,111 @@
+/**
+ * Domain types shared by every layer. Engines return these, never raw rows.
+ *
+ * Fencing tokens are JavaScript numbers: the column is a bigint, and a token grows by one per
+ * acquisition of one resource, so 2^53 is out of reach; numbers survive JSON, bigints do not.
+ */
+export type FencingToken = number;
+
+export type LeaseState = 'active' | 'expired' | 'released';
+export type LeaseListFilter = 'all' | 'active' | 'expired' | 'renewed' | 'released';
+export const LEASE_LIST_FILTERS: readonly LeaseListFilter[] = [
+  'all',
+  'active',
+  'expired',
+  'renewed',
+  'released',
+];
+
+export interface Lease {
+  /** Row id; stable across re-acquisitions of the same resource. */
+  readonly id: number;
+  readonly resource: string;
+  readonly holder: string;
+  /** Strictly increases on every acquisition of this resource; never reused. */
+  readonly token: FencingToken;
+  readonly metadata: Readonly<Record<string, unknown>> | null;
+  /** When the row was first created (first acquisition ever). */
+  readonly createdAt: Date;
+  /** When the current holder acquired it (start of this token's term). */
+  readonly acquiredAt: Date;
+  readonly renewedAt: Date | null;
+  readonly releasedAt: Date | null;
+  readonly expiresAt: Date;
+  /** Renewals during the current term. */
+  readonly renewCount: number;
+  /** The ttl the last acquire or renew asked for, in ms. */
+  readonly ttlMs: number;
+  /** State on the engine's clock at the moment the lease was read. */
+  readonly state: LeaseState;
+}
+
+/**
+ * Job states. pending -> processing (claimed) -> completed | pending (retry, hand-back,
+ * rescue) | dead (attempts exhausted, or a final failure); pending | processing -> cancelled.
+ * completed, dead and cancelled are final until an operator retries (-> pending).
+ */
+export type JobStatus = 'pending' | 'processing' | 'completed' | 'dead' | 'cancelled';
+export const JOB_STATUSES: readonly JobStatus[] = [
+  'pending',
+  'processing',
+  'completed',
+  'dead',
+  'cancelled',
+];
+
+/** One failed attempt, kept on the job (the newest 20) for the dashboard and for debugging. */
+export interface JobAttemptError {
+  readonly attempt: number;
+  readonly at: Date;
+  readonly error: string;
+}
+
+export interface Job {
+  readonly id: number;
+  readonly queue: string;
+  /** A label for routing or versioning (`send-email.v1`); null when not given. */
+  readonly type: string | null;
+  /** Dedup key: while a job with this key is pending or processing, enqueue returns it. */
+  readonly key: string | null;
+  readonly payload: unknown;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Jobs sharing a partition key run one at a time, in enqueue order. */
+  readonly partitionKey: string | null;
+  /** Larger runs first; default 0. */
+  readonly priority: number;
+  readonly status: JobStatus;
+  /** Claims so far (a hand-back on drain gives its attempt back). */
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  /** Not claimable before this instant (delay, retry backoff). */
+  readonly availableAt: Date;
+  readonly claimedBy: string | null;
+  readonly claimedAt: Date | null;
+  readonly leaseExpiresAt: Date | null;
+  /** The job's fencing token: bumped on every claim, never reused. */
+  readonly generation: FencingToken;
+  readonly result: unknown;
+  readonly lastError: string | null;
+  readonly errors: readonly JobAttemptError[];
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  /** When it reached completed, dead or cancelled. */
+  readonly finishedAt: Date | null;
+}
+
+export type WorkerStatus = 'alive' | 'draining' | 'dead' | 'stopped';
+export const WORKER_STATUSES: readonly WorkerStatus[] = ['alive', 'draining', 'dead', 'stopped'];
+
+/** A row of the workers table: one per worker instance (a process may run several). */
+export interface WorkerInfo {
+  readonly id: string;
+  readonly name: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly queues: readonly string[];
+  readonly concurrency: number;
+  readonly status: WorkerStatus;
+  readonly startedAt: Date;
+  readonly lastSeenAt: Date;
+  readonly inFlight: number;
+}

@@ -1,0 +1,187 @@
+/**
+ * The job and worker families of the engine seam: the contract between the queue engine
+ * (PostgreSQL and memory) and everything above it (queue API, worker, maintenance, HTTP tasks).
+ *
+ * Rules every engine obeys (the conformance suite checks each):
+ * - Ownership of a processing job is the pair (claimedBy, generation). Renew, complete, fail
+ *   and hand-back are guarded by both, and renew also by `lease_expires_at > now`; an operation
+ *   that does not match is not an error, the job is simply left out of the answer.
+ * - A claim bumps `generation` and `attempts` in the same statement that takes the job.
+ * - At most one job per (queue, partitionKey) is processing at any moment, and a partition's
+ *   jobs are claimed in enqueue order (id order): only the oldest unfinished job of a partition
+ *   is ever claimable, so a job waiting out a retry backoff holds its partition back, and other
+ *   partitions are unaffected.
+ * - Claim order otherwise: priority descending, then available_at, then id.
+ * - Batch operations are one statement per call (one round trip), whatever the batch size.
+ * - Every time comparison uses the engine's clock (`coalesce($now, now())` on PostgreSQL).
+ * - Enqueue, and every change that makes a job claimable now (retry with no delay, hand-back,
+ *   rescue), notifies topic `jobs` with the queue name as payload: once per statement and
+ *   queue, never per row.
+ */
+import type { BackoffPolicy } from '../core/backoff.js';
+import type { FencingToken, Job, JobStatus, WorkerInfo, WorkerStatus } from '../core/types.js';
+import type { CallerTransaction } from './engine.js';
+
+export interface JobSpec {
+  queue: string;
+  /** Any JSON value. */
+  payload: unknown;
+  type?: string | null;
+  key?: string | null;
+  headers?: Record<string, string>;
+  partitionKey?: string | null;
+  priority?: number;
+  /** Absolute time at which the job becomes claimable… */
+  runAt?: Date | null;
+  /** …or a delay from the engine's now (ignored when runAt is given). */
+  delayMs?: number;
+  maxAttempts: number;
+}
+
+export interface JobEnqueueParams {
+  jobs: readonly JobSpec[];
+  /** Enqueue inside the caller's transaction: the jobs exist only if it commits. */
+  tx?: CallerTransaction;
+}
+
+export interface EnqueueOutcome {
+  readonly job: Job;
+  /** False when a live job with the same (queue, key) existed: `job` is that job. */
+  readonly created: boolean;
+}
+
+export interface JobClaimParams {
+  queues: readonly string[];
+  workerId: string;
+  limit: number;
+  leaseTtlMs: number;
+}
+
+/** Identifies one term of ownership of a job. */
+export interface JobLeaseRef {
+  id: number;
+  generation: FencingToken;
+}
+
+export interface JobRenewParams {
+  workerId: string;
+  jobs: readonly JobLeaseRef[];
+  leaseTtlMs: number;
+}
+
+export interface JobRenewed {
+  readonly id: number;
+  readonly leaseExpiresAt: Date;
+}
+
+export interface JobCompletion extends JobLeaseRef {
+  /** Stored on the job; any JSON value. */
+  result?: unknown;
+}
+
+export interface JobCompleteParams {
+  workerId: string;
+  jobs: readonly JobCompletion[];
+  /** Complete inside the caller's transaction, atomically with its business writes. */
+  tx?: CallerTransaction;
+}
+
+export interface JobFailure extends JobLeaseRef {
+  error: string;
+  /** Delay before the retry, chosen by the retry policy above the engine. */
+  retryDelayMs: number;
+  /** Dead-letter now, whatever attempts remain (a non-retryable error). */
+  final?: boolean;
+}
+
+export interface JobFailParams {
+  workerId: string;
+  jobs: readonly JobFailure[];
+}
+
+export interface JobFailOutcome {
+  readonly id: number;
+  readonly outcome: 'retried' | 'dead';
+}
+
+export interface JobListParams {
+  queue?: string;
+  status?: JobStatus;
+  partitionKey?: string;
+  limit: number;
+  offset: number;
+}
+
+export interface JobCount {
+  readonly queue: string;
+  readonly status: JobStatus;
+  readonly count: number;
+}
+
+export interface JobRescueParams {
+  /** At most this many jobs per call (bounded batches keep each transaction short). */
+  limit: number;
+  /** Backoff before the rescued job may run again, by its attempt count. */
+  backoff: BackoffPolicy;
+}
+
+export interface JobRescueResult {
+  readonly rescued: number;
+  readonly deadLettered: number;
+}
+
+export interface JobPruneParams {
+  /** Delete completed, dead and cancelled jobs finished longer ago than this. */
+  olderThanMs: number;
+  limit: number;
+}
+
+export interface JobOperations {
+  /** Inserts the jobs (one statement), or returns the live job of a duplicate key. In order. */
+  jobEnqueue(params: JobEnqueueParams): Promise<EnqueueOutcome[]>;
+  /** Claims up to `limit` claimable jobs with SKIP LOCKED; bumps generation and attempts. */
+  jobClaimBatch(params: JobClaimParams): Promise<Job[]>;
+  /** Extends the leases the worker still owns; a job left out of the answer is lost. */
+  jobRenewLeases(params: JobRenewParams): Promise<JobRenewed[]>;
+  /** Completes the jobs the worker still owns; returns the ids accepted. */
+  jobComplete(params: JobCompleteParams): Promise<number[]>;
+  /** Fails the jobs the worker still owns: retry after the delay, or dead letter. */
+  jobFail(params: JobFailParams): Promise<JobFailOutcome[]>;
+  /** Drain: back to pending at once, giving back the attempt; returns the ids handed back. */
+  jobHandBack(params: { workerId: string; jobs: readonly JobLeaseRef[] }): Promise<number[]>;
+  /** Pending or processing -> cancelled. Returns the job as it now is; null when unknown. */
+  jobCancel(params: { id: number }): Promise<Job | null>;
+  /** Dead, cancelled or completed -> pending with attempts reset; null when unknown or live. */
+  jobRetry(params: { id: number }): Promise<Job | null>;
+  /** Deletes a job that is not processing; false when unknown or processing. */
+  jobDelete(params: { id: number }): Promise<boolean>;
+  jobGet(params: { id: number }): Promise<Job | null>;
+  jobList(params: JobListParams): Promise<Job[]>;
+  jobCounts(): Promise<JobCount[]>;
+  /** Expired processing jobs -> pending with backoff, or dead at max attempts. */
+  jobRescueExpired(params: JobRescueParams): Promise<JobRescueResult>;
+  /** Deletes finished jobs past the retention window; returns how many. */
+  jobPrune(params: JobPruneParams): Promise<number>;
+}
+
+export interface WorkerRegisterParams {
+  id: string;
+  name: string;
+  host: string;
+  pid: number;
+  queues: readonly string[];
+  concurrency: number;
+}
+
+export interface WorkerOperations {
+  workerRegister(params: WorkerRegisterParams): Promise<WorkerInfo>;
+  /** Refreshes last_seen_at and in-flight; sets status when given. Null when unknown. */
+  workerHeartbeat(params: {
+    id: string;
+    inFlight: number;
+    status?: WorkerStatus;
+  }): Promise<WorkerInfo | null>;
+  workerList(params: { status?: WorkerStatus; limit: number }): Promise<WorkerInfo[]>;
+  /** Alive or draining workers silent longer than `silentForMs` -> dead; returns how many. */
+  workerMarkDead(params: { silentForMs: number; limit: number }): Promise<number>;
+}

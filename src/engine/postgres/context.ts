@@ -1,0 +1,111 @@
+/**
+ * What every PostgreSQL family module (leases, locks, jobs, workers, notifications) shares:
+ * the pool, the quoted schema, the pinned clock and the one door to the database. Families
+ * are small classes over this context; PostgresEngine composes them behind the Engine seam.
+ */
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import type { Clock } from '../../core/clock.js';
+import { ClosedError } from '../../core/errors.js';
+import type { CallerTransaction } from '../engine.js';
+import { mapPgError } from './pg-errors.js';
+
+/** PostgreSQL's NAMEDATALEN - 1; schema names are ASCII (validated), so bytes are characters. */
+const MAX_IDENTIFIER_BYTES = 63;
+
+export class PgContext {
+  private closed = false;
+
+  constructor(
+    readonly pool: pg.Pool,
+    /** The schema name, validated as a lower-case identifier. */
+    readonly schema: string,
+    /** The schema, quoted: the only identifier ever spliced into SQL. */
+    readonly quotedSchema: string,
+    private readonly pinnedClock: Clock | undefined,
+    /** Prefix for named prepared statements; undefined disables them (pgbouncer transaction mode). */
+    private readonly statementPrefix: string | undefined,
+    /** Settings for a dedicated client (listener, session and advisory locks), as the pool's. */
+    readonly clientConfig: pg.ClientConfig,
+  ) {}
+
+  /**
+   * The NOTIFY channel of this schema: one channel, topics travel in the payload. A channel is an
+   * identifier of at most 63 bytes: LISTEN silently truncates a longer one and pg_notify rejects
+   * it, so with a schema name over 53 characters nothing was ever delivered. Such names keep
+   * their first 44 characters and gain a hash of the whole name, which keeps channels distinct.
+   */
+  get notifyChannel(): string {
+    const channel = `leasehold_${this.schema}`;
+    if (channel.length <= MAX_IDENTIFIER_BYTES) return channel;
+    const hash = createHash('sha1').update(this.schema).digest('hex').slice(0, 8);
+    return `leasehold_${this.schema.slice(0, 44)}_${hash}`;
+  }
+
+  /** `$now` for time-sensitive statements: the pinned clock's time, or null (database clock). */
+  pinnedNow(): Date | null {
+    return this.pinnedClock ? this.pinnedClock.now() : null;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  markClosed(): void {
+    this.closed = true;
+  }
+
+  assertOpen(): void {
+    if (this.closed) throw new ClosedError('PostgresEngine');
+  }
+
+  /**
+   * The single door to the database: names the statement, runs it on the pool or on the
+   * caller's transaction, and maps every driver error to a LeaseholdError.
+   */
+  async query<R extends pg.QueryResultRow>(
+    name: string,
+    text: string,
+    values: unknown[],
+    tx?: CallerTransaction,
+  ): Promise<R[]> {
+    this.assertOpen();
+    try {
+      if (tx) {
+        // A caller's client may be any pg-compatible object: plain text + values is the
+        // least we can ask of it (a named statement would tie us to node-postgres).
+        const result = await tx.query(text, values);
+        return result.rows as R[];
+      }
+      const config: pg.QueryConfig = this.statementPrefix
+        ? { name: this.statementPrefix + name, text, values }
+        : { text, values };
+      const result = await this.pool.query<R>(config);
+      return result.rows;
+    } catch (error) {
+      throw mapPgError(error, name);
+    }
+  }
+
+  /** Runs `fn` in a transaction on one pooled client (BEGIN … COMMIT, ROLLBACK on error). */
+  async transaction<T>(name: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw mapPgError(error, name);
+    }
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw mapPgError(error, name);
+    } finally {
+      client.release();
+    }
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Every SQL statement of the lease family, named EntityVerb. Parameters are always bound; the
+ * quoted schema is the only spliced text. Each time-sensitive statement reads
+ * `coalesce($now, now())`, so the database clock decides unless a test pins it.
+ */
+import type { LeaseListFilter } from '../../core/types.js';
+
+export const LEASE_COLUMNS =
+  'l.id, l.resource, l.holder, l.token, l.metadata, l.ttl_ms, l.renew_count, l.created_at, l.acquired_at, l.renewed_at, l.released_at, l.expires_at';
+
+const CLOCK = (param: string): string =>
+  `WITH clock AS (SELECT coalesce(${param}::timestamptz, now()) AS now)`;
+
+/**
+ * The lease's state, decided in SQL at the statement's `now` with the microseconds that a JS
+ * Date drops: compared in JS, a lease read within a millisecond of its expiry looked expired
+ * while the same statement's guards still treated it as live.
+ */
+const STATE = (now: string): string =>
+  `CASE WHEN l.released_at IS NOT NULL THEN 'released' WHEN l.expires_at > ${now} THEN 'active' ELSE 'expired' END AS state`;
+
+export interface LeaseQueries {
+  LeaseAcquire: string;
+  LeaseRenew: string;
+  LeaseRelease: string;
+  LeaseReleaseById: string;
+  LeaseGet: string;
+  LeaseGetById: string;
+  LeaseList: Record<LeaseListFilter, string>;
+}
+
+const LIST_PREDICATES: Record<LeaseListFilter, string> = {
+  all: 'true',
+  active: 'l.released_at IS NULL AND l.expires_at > clock.now',
+  expired: 'l.released_at IS NULL AND l.expires_at <= clock.now',
+  renewed: 'l.renew_count > 0',
+  released: 'l.released_at IS NOT NULL',
+};
+
+export function leaseQueries(s: string): LeaseQueries {
+  // The current holder re-acquiring its own live lease: extend it and keep the token, so a
+  // retried acquire whose answer was lost does not lock out its own sender.
+  const liveSameHolder =
+    'l.holder = excluded.holder AND l.released_at IS NULL AND l.expires_at > excluded.acquired_at';
+  const list = {} as Record<LeaseListFilter, string>;
+  for (const [filter, predicate] of Object.entries(LIST_PREDICATES) as [
+    LeaseListFilter,
+    string,
+  ][]) {
+    list[filter] = `${CLOCK('$4')}
+      SELECT ${LEASE_COLUMNS}, clock.now AS db_now, ${STATE('clock.now')} FROM ${s}.leases l, clock
+      WHERE ${predicate} AND ($3::text IS NULL OR starts_with(l.resource, $3::text))
+      ORDER BY l.id LIMIT $1 OFFSET $2`;
+  }
+  return {
+    // $1 resource, $2 holder, $3 ttl_ms, $4 metadata, $5 now
+    LeaseAcquire: `${CLOCK('$5')}
+      INSERT INTO ${s}.leases AS l (resource, holder, token, metadata, ttl_ms, created_at, acquired_at, expires_at)
+      SELECT $1, $2, 1, $4::jsonb, $3::integer, clock.now, clock.now, clock.now + $3::integer * interval '1 millisecond'
+      FROM clock
+      ON CONFLICT (resource) DO UPDATE SET
+        token       = CASE WHEN ${liveSameHolder} THEN l.token ELSE l.token + 1 END,
+        acquired_at = CASE WHEN ${liveSameHolder} THEN l.acquired_at ELSE excluded.acquired_at END,
+        renewed_at  = CASE WHEN ${liveSameHolder} THEN excluded.acquired_at ELSE NULL END,
+        renew_count = CASE WHEN ${liveSameHolder} THEN l.renew_count + 1 ELSE 0 END,
+        metadata    = CASE WHEN ${liveSameHolder} THEN coalesce(excluded.metadata, l.metadata) ELSE excluded.metadata END,
+        holder      = excluded.holder,
+        ttl_ms      = excluded.ttl_ms,
+        released_at = NULL,
+        expires_at  = excluded.expires_at
+      WHERE l.released_at IS NOT NULL OR l.expires_at <= excluded.acquired_at OR l.holder = excluded.holder
+      RETURNING ${LEASE_COLUMNS}, (SELECT now FROM clock) AS db_now,
+        ${STATE('(SELECT now FROM clock)')}`,
+
+    // $1 resource, $2 holder, $3 token (nullable), $4 ttl_ms, $5 now
+    LeaseRenew: `${CLOCK('$5')}
+      UPDATE ${s}.leases AS l SET
+        renewed_at = clock.now, renew_count = l.renew_count + 1, ttl_ms = $4::integer,
+        expires_at = clock.now + $4::integer * interval '1 millisecond'
+      FROM clock
+      WHERE l.resource = $1 AND l.holder = $2 AND ($3::bigint IS NULL OR l.token = $3::bigint)
+        AND l.released_at IS NULL AND l.expires_at > clock.now
+      RETURNING ${LEASE_COLUMNS}, clock.now AS db_now, ${STATE('clock.now')}`,
+
+    // $1 resource, $2 holder, $3 token (nullable), $4 now
+    LeaseRelease: `${CLOCK('$4')}
+      UPDATE ${s}.leases AS l SET released_at = clock.now, expires_at = least(l.expires_at, clock.now)
+      FROM clock
+      WHERE l.resource = $1 AND l.holder = $2 AND ($3::bigint IS NULL OR l.token = $3::bigint)
+        AND l.released_at IS NULL AND l.expires_at > clock.now
+      RETURNING ${LEASE_COLUMNS}, clock.now AS db_now, ${STATE('clock.now')}`,
+
+    // $1 id, $2 holder (nullable: administrator), $3 token (nullable), $4 now
+    LeaseReleaseById: `${CLOCK('$4')}
+      UPDATE ${s}.leases AS l SET released_at = clock.now, expires_at = least(l.expires_at, clock.now)
+      FROM clock
+      WHERE l.id = $1 AND ($2::text IS NULL OR l.holder = $2::text) AND ($3::bigint IS NULL OR l.token = $3::bigint)
+        AND l.released_at IS NULL AND l.expires_at > clock.now
+      RETURNING ${LEASE_COLUMNS}, clock.now AS db_now, ${STATE('clock.now')}`,
+
+    // $1 resource, $2 now
+    LeaseGet: `${CLOCK('$2')}
+      SELECT ${LEASE_COLUMNS}, clock.now AS db_now, ${STATE('clock.now')} FROM ${s}.leases l, clock WHERE l.resource = $1`,
+
+    // $1 id, $2 now
+    LeaseGetById: `${CLOCK('$2')}
+      SELECT ${LEASE_COLUMNS}, clock.now AS db_now, ${STATE('clock.now')} FROM ${s}.leases l, clock WHERE l.id = $1`,
+
+    // $1 limit, $2 offset, $3 resource prefix (nullable), $4 now
+    LeaseList: list,
+  };
+}

@@ -1,0 +1,140 @@
+/**
+ * Every SQL statement of the lock family, named EntityVerb. Parameters are always bound; the
+ * quoted schema is the only spliced text. Time-sensitive statements read
+ * `coalesce($now, now())`, so the database clock decides unless a test pins it.
+ */
+
+/** Lease-lock rows in the shape of lease rows, so the lease row mapping serves both. */
+const LEASE_LOCK_COLUMNS =
+  'l.id, l.name AS resource, l.holder, l.token, NULL::jsonb AS metadata, l.ttl_ms, l.renew_count, l.created_at, l.acquired_at, l.renewed_at, l.released_at, l.expires_at';
+
+const SLOT_COLUMNS = 'name, slot, holder, token, claimed_at';
+
+const CLOCK = (param: string): string =>
+  `WITH clock AS (SELECT coalesce(${param}::timestamptz, now()) AS now)`;
+
+const MS = "* interval '1 millisecond'";
+
+/**
+ * When a term stops blocking others: a released term at its end plus the quiet period; an
+ * expired one (its holder failed) at its expiry plus the longer of quiet period and lock delay.
+ */
+const FREE_AT = `(CASE WHEN l.released_at IS NULL
+    THEN l.expires_at + greatest(l.quiet_ms, l.delay_ms) ${MS}
+    ELSE l.expires_at + l.quiet_ms ${MS} END)`;
+
+export interface LockQueries {
+  AdvisoryTryLock: string;
+  AdvisoryLock: string;
+  AdvisoryUnlock: string;
+  LockWaitCancel: string;
+  SessionLockEnsure: string;
+  SessionLockTryAcquire: string;
+  SessionLockAcquire: string;
+  SessionLockToken: string;
+  LeaseLockAcquire: string;
+  LeaseLockRenew: string;
+  LeaseLockRelease: string;
+  LeaseLockGet: string;
+  ScheduleSlotClaim: string;
+  ScheduleSlotList: string;
+  ScheduleSlotPrune: string;
+  FenceCheck: string;
+  FenceGet: string;
+}
+
+export function lockQueries(s: string): LockQueries {
+  // The live holder re-acquiring its own term: extend it and keep the token (a retried acquire
+  // whose answer was lost must not lock out its own sender).
+  const liveSameHolder =
+    'l.holder = excluded.holder AND l.released_at IS NULL AND l.expires_at > excluded.acquired_at';
+  return {
+    // Advisory keys are database-wide; $1 is `<schema>:<name>`, so installations in different
+    // schemas of one database never contend.
+    AdvisoryTryLock: 'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked',
+    AdvisoryLock: 'SELECT pg_advisory_lock(hashtextextended($1, 0))',
+    AdvisoryUnlock: 'SELECT pg_advisory_unlock(hashtextextended($1, 0)) AS unlocked',
+
+    // $1 backend pid of a connection waiting in a lock queue
+    LockWaitCancel: 'SELECT pg_cancel_backend($1)',
+
+    // Outside the holding transaction: the row must be visible to (and lockable by) everyone.
+    SessionLockEnsure: `INSERT INTO ${s}.session_locks (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`,
+    SessionLockTryAcquire: `SELECT name FROM ${s}.session_locks WHERE name = $1 FOR UPDATE NOWAIT`,
+    SessionLockAcquire: `SELECT name FROM ${s}.session_locks WHERE name = $1 FOR UPDATE`,
+    // Taken after the row lock is held; a sequence value survives the rollback of its transaction.
+    SessionLockToken: `SELECT nextval('${s}.session_lock_tokens') AS token`,
+
+    // $1 name, $2 holder, $3 ttl_ms, $4 quiet_ms, $5 delay_ms, $6 now
+    LeaseLockAcquire: `${CLOCK('$6')}
+      INSERT INTO ${s}.lease_locks AS l (name, holder, token, ttl_ms, quiet_ms, delay_ms, created_at, acquired_at, expires_at)
+      SELECT $1, $2, 1, $3::integer, $4::integer, $5::integer, clock.now, clock.now, clock.now + $3::integer ${MS}
+      FROM clock
+      ON CONFLICT (name) DO UPDATE SET
+        token       = CASE WHEN ${liveSameHolder} THEN l.token ELSE l.token + 1 END,
+        acquired_at = CASE WHEN ${liveSameHolder} THEN l.acquired_at ELSE excluded.acquired_at END,
+        renewed_at  = CASE WHEN ${liveSameHolder} THEN excluded.acquired_at ELSE NULL END,
+        renew_count = CASE WHEN ${liveSameHolder} THEN l.renew_count + 1 ELSE 0 END,
+        holder      = excluded.holder,
+        ttl_ms      = excluded.ttl_ms,
+        quiet_ms    = excluded.quiet_ms,
+        delay_ms    = excluded.delay_ms,
+        released_at = NULL,
+        expires_at  = excluded.expires_at
+      WHERE (${liveSameHolder}) OR ${FREE_AT} <= excluded.acquired_at
+      RETURNING ${LEASE_LOCK_COLUMNS}, (SELECT now FROM clock) AS db_now`,
+
+    // $1 name, $2 holder, $3 token, $4 ttl_ms, $5 now
+    LeaseLockRenew: `${CLOCK('$5')}
+      UPDATE ${s}.lease_locks AS l SET
+        renewed_at = clock.now, renew_count = l.renew_count + 1, ttl_ms = $4::integer,
+        expires_at = clock.now + $4::integer ${MS}
+      FROM clock
+      WHERE l.name = $1 AND l.holder = $2 AND l.token = $3::bigint
+        AND l.released_at IS NULL AND l.expires_at > clock.now
+      RETURNING ${LEASE_LOCK_COLUMNS}, clock.now AS db_now`,
+
+    // $1 name, $2 holder, $3 token, $4 at_least_ms, $5 now, $6 notify channel.
+    // The term ends now, or at acquired_at + at_least if that is later; waiters are told inline.
+    LeaseLockRelease: `${CLOCK('$5')}
+      UPDATE ${s}.lease_locks AS l SET
+        released_at = clock.now,
+        expires_at  = greatest(clock.now, l.acquired_at + $4::integer ${MS})
+      FROM clock
+      WHERE l.name = $1 AND l.holder = $2 AND l.token = $3::bigint
+        AND l.released_at IS NULL AND l.expires_at > clock.now
+      RETURNING ${LEASE_LOCK_COLUMNS}, clock.now AS db_now, pg_notify($6, 'locks|' || l.name) AS notified`,
+
+    // $1 name, $2 now
+    LeaseLockGet: `${CLOCK('$2')}
+      SELECT ${LEASE_LOCK_COLUMNS}, clock.now AS db_now,
+        greatest(0, ceil(extract(epoch FROM ${FREE_AT} - clock.now) * 1000))::float8 AS retry_after_ms
+      FROM ${s}.lease_locks l, clock WHERE l.name = $1`,
+
+    // $1 name, $2 slot, $3 holder, $4 token (nullable), $5 now
+    ScheduleSlotClaim: `${CLOCK('$5')}
+      INSERT INTO ${s}.schedule_slots (name, slot, holder, token, claimed_at)
+      SELECT $1, $2::timestamptz, $3, $4::bigint, clock.now FROM clock WHERE $2::timestamptz <= clock.now
+      ON CONFLICT (name, slot) DO NOTHING
+      RETURNING ${SLOT_COLUMNS}`,
+
+    // $1 name, $2 limit
+    ScheduleSlotList: `SELECT ${SLOT_COLUMNS} FROM ${s}.schedule_slots WHERE name = $1 ORDER BY slot DESC LIMIT $2`,
+
+    // $1 name, $2 before
+    ScheduleSlotPrune: `WITH gone AS (DELETE FROM ${s}.schedule_slots WHERE name = $1 AND slot < $2::timestamptz RETURNING 1)
+      SELECT count(*)::integer AS pruned FROM gone`,
+
+    // $1 scope, $2 token, $3 now. On conflict the row is locked even when the WHERE refuses the
+    // update, so inside a caller's transaction an older writer waits for a newer one to finish.
+    FenceCheck: `${CLOCK('$3')}
+      INSERT INTO ${s}.fences AS f (scope, token, updated_at)
+      SELECT $1, $2::bigint, clock.now FROM clock
+      ON CONFLICT (scope) DO UPDATE SET token = excluded.token, updated_at = excluded.updated_at
+      WHERE f.token <= excluded.token
+      RETURNING f.token`,
+
+    // $1 scope
+    FenceGet: `SELECT token FROM ${s}.fences WHERE scope = $1`,
+  };
+}

@@ -1,0 +1,17 @@
+import { leases } from './0001_leases.js';
+import { locks } from './0002_locks.js';
+import { jobs } from './0003_jobs.js';
+import { controls } from './0004_controls.js';
+
+/**
+ * A forward-only schema change. `up` receives the quoted schema identifier and returns SQL that
+ * runs inside the migrator's transaction. Versions are dense and never edited once released:
+ * a change is a new migration.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  up(quotedSchema: string): string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [leases, locks, jobs, controls];

@@ -1,0 +1,84 @@
+import type { Lease } from '../../core/types.js';
+import type {
+  LeaseAcquireParams,
+  LeaseAcquireResult,
+  LeaseListParams,
+  LeaseOperations,
+  LeaseReleaseByIdParams,
+  LeaseReleaseParams,
+  LeaseRenewParams,
+} from '../engine.js';
+import type { PgContext } from './context.js';
+import { leaseQueries, type LeaseQueries } from './lease-queries.js';
+import { mapLease, type LeaseRow } from './rows.js';
+
+/** The lease family on PostgreSQL: each operation is one statement from lease-queries. */
+export class PostgresLeases implements LeaseOperations {
+  private readonly sql: LeaseQueries;
+
+  constructor(private readonly ctx: PgContext) {
+    this.sql = leaseQueries(ctx.quotedSchema);
+  }
+
+  async leaseAcquire(p: LeaseAcquireParams): Promise<LeaseAcquireResult> {
+    const rows = await this.ctx.query<LeaseRow>('LeaseAcquire', this.sql.LeaseAcquire, [
+      p.resource,
+      p.holder,
+      p.ttlMs,
+      p.metadata == null ? null : JSON.stringify(p.metadata),
+      this.ctx.pinnedNow(),
+    ]);
+    if (rows[0]) return { acquired: true, lease: mapLease(rows[0]) };
+    return { acquired: false, current: await this.leaseGet({ resource: p.resource }) };
+  }
+
+  leaseRenew(p: LeaseRenewParams): Promise<Lease | null> {
+    return this.oneLease('LeaseRenew', this.sql.LeaseRenew, [
+      p.resource,
+      p.holder,
+      p.token ?? null,
+      p.ttlMs,
+      this.ctx.pinnedNow(),
+    ]);
+  }
+
+  leaseRelease(p: LeaseReleaseParams): Promise<Lease | null> {
+    return this.oneLease('LeaseRelease', this.sql.LeaseRelease, [
+      p.resource,
+      p.holder,
+      p.token ?? null,
+      this.ctx.pinnedNow(),
+    ]);
+  }
+
+  leaseReleaseById(p: LeaseReleaseByIdParams): Promise<Lease | null> {
+    return this.oneLease('LeaseReleaseById', this.sql.LeaseReleaseById, [
+      p.id,
+      p.holder ?? null,
+      p.token ?? null,
+      this.ctx.pinnedNow(),
+    ]);
+  }
+
+  leaseGet(p: { resource: string }): Promise<Lease | null> {
+    return this.oneLease('LeaseGet', this.sql.LeaseGet, [p.resource, this.ctx.pinnedNow()]);
+  }
+
+  leaseGetById(p: { id: number }): Promise<Lease | null> {
+    return this.oneLease('LeaseGetById', this.sql.LeaseGetById, [p.id, this.ctx.pinnedNow()]);
+  }
+
+  async leaseList(p: LeaseListParams): Promise<Lease[]> {
+    const rows = await this.ctx.query<LeaseRow>(
+      `LeaseList_${p.filter}`,
+      this.sql.LeaseList[p.filter],
+      [p.limit, p.offset, p.resourcePrefix ?? null, this.ctx.pinnedNow()],
+    );
+    return rows.map(mapLease);
+  }
+
+  private async oneLease(name: string, text: string, values: unknown[]): Promise<Lease | null> {
+    const rows = await this.ctx.query<LeaseRow>(name, text, values);
+    return rows[0] ? mapLease(rows[0]) : null;
+  }
+}

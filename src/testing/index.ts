@@ -1,0 +1,25 @@
+/**
+ * `leasehold/testing`: what our own tests use, shipped to users. A memory engine on a manual
+ * clock makes lease timing deterministic: nothing expires until you `advance()` the clock.
+ *
+ * ```ts
+ * const { lh, clock } = memoryLeasehold();
+ * const held = await lh.leases.hold('r', { holder: 'a', ttl: '10s' });
+ * await clock.advance(30_000); // renewals fire on the manual clock
+ * ```
+ */
+import { ManualClock } from '../core/clock.js';
+import { Leasehold } from '../leasehold.js';
+
+export { ManualClock } from '../core/clock.js';
+export { MemoryEngine } from '../engine/memory/memory-engine.js';
+export {
+  startEmbeddedPostgres,
+  type EmbeddedPostgres,
+  type EmbeddedPostgresOptions,
+} from '../embedded/embedded-postgres.js';
+
+export function memoryLeasehold(start?: Date): { lh: Leasehold; clock: ManualClock } {
+  const clock = new ManualClock(start);
+  return { lh: Leasehold.memory({ clock }), clock };
+}
