@@ -1,0 +1,101 @@
+import type { Command } from 'commander';
+import { Leasehold } from '../../leasehold.js';
+import { startDemo } from '../../processes/demo.js';
+import { startServer } from '../../service/server.js';
+import type { CliContext } from '../context.js';
+import { DATABASE_URL_HELP } from '../connect.js';
+import { resolveDatabase } from '../database.js';
+import { processLogger } from '../logger.js';
+import { parseIntegerOption } from '../options.js';
+import { untilShutdown } from '../shutdown.js';
+
+interface DemoOptions {
+  databaseUrl?: string;
+  schema: string;
+  port: number;
+  workers: number;
+  crashRate: string;
+  lease: number;
+  generatorInterval: number;
+  generatorTtl: number;
+  duration?: number;
+}
+
+export function registerDemo(program: Command, ctx: CliContext): void {
+  program
+    .command('demo')
+    .description('run the service, three workers (one crashes now and then) and two generators')
+    .option('--database-url <url>', DATABASE_URL_HELP)
+    .option('--schema <name>', 'schema for the tables', 'leasehold')
+    .option(
+      '--port <port>',
+      'service port',
+      parseIntegerOption('--port', 0, 65_535),
+      Number(process.env.PORT ?? 4000),
+    )
+    .option('--workers <n>', 'worker processes', parseIntegerOption('--workers', 1, 16), 3)
+    .option('--crash-rate <p>', 'chance per task that the last worker crashes mid-task', '0.3')
+    .option(
+      '--lease <ms>',
+      'task claim duration',
+      parseIntegerOption('--lease', 500, 600_000),
+      6_000,
+    )
+    .option(
+      '--generator-interval <ms>',
+      'time between generated tasks',
+      parseIntegerOption('--generator-interval', 10, 600_000),
+      1_500,
+    )
+    .option(
+      '--generator-ttl <ms>',
+      'generator lease ttl',
+      parseIntegerOption('--generator-ttl', 500, 600_000),
+      5_000,
+    )
+    .option(
+      '--duration <seconds>',
+      'stop by itself after this long',
+      parseIntegerOption('--duration', 1, 86_400),
+    )
+    .action(async (o: DemoOptions) => {
+      const database = await resolveDatabase(o.databaseUrl);
+      ctx.out.write(`leasehold demo on ${database.description}\n`);
+      const lh = await Leasehold.connect({
+        connectionString: database.connectionString,
+        schema: o.schema,
+        connectTimeoutMs: 2_000,
+      });
+      try {
+        await lh.migrate();
+        const server = await startServer({
+          lh,
+          port: o.port,
+          logger: processLogger('leasehold-demo').child({}, { level: 'warn' }),
+        });
+        const demo = await startDemo({
+          lh,
+          server,
+          out: ctx.out,
+          databaseUrl: database.connectionString,
+          schema: o.schema,
+          workers: o.workers,
+          crashRate: Number(o.crashRate),
+          leaseMs: o.lease,
+          generatorIntervalMs: o.generatorInterval,
+          generatorTtlMs: o.generatorTtl,
+        });
+        const timer = o.duration
+          ? setTimeout(() => process.kill(process.pid, 'SIGTERM'), o.duration * 1000)
+          : undefined;
+        await untilShutdown();
+        clearTimeout(timer);
+        await demo.stop();
+        await server.close();
+        ctx.out.write('demo stopped cleanly\n');
+      } finally {
+        await lh.close();
+        await database.stop();
+      }
+    });
+}

@@ -1,0 +1,107 @@
+import type { Command } from 'commander';
+import { InvalidArgumentError, NotFoundError, TaskDoneError } from '../../core/errors.js';
+import { JOB_STATUSES, type JobStatus } from '../../core/types.js';
+import { requireJsonObject, requireName } from '../../core/validate.js';
+import { DATABASE_URL_HELP, withLeasehold, type DatabaseOptions } from '../connect.js';
+import type { CliContext } from '../context.js';
+import { parseIntegerOption } from '../options.js';
+import { printObject, printRows } from '../output.js';
+
+const COLUMNS = ['id', 'queue', 'status', 'attempts', 'partitionKey', 'availableAt', 'lastError'];
+
+interface Common extends DatabaseOptions {
+  json?: boolean;
+}
+
+export function registerJobs(program: Command, ctx: CliContext): void {
+  const jobs = program.command('jobs').description('inspect and operate queue jobs');
+  const common = (c: Command): Command =>
+    c
+      .option('--database-url <url>', DATABASE_URL_HELP)
+      .option('--schema <name>', 'schema for the tables', 'leasehold')
+      .option('--json', 'print JSON');
+
+  common(jobs.command('list'))
+    .description('list jobs')
+    .option('--queue <name>', 'only this queue')
+    .option('--status <status>', `one of ${JOB_STATUSES.join(', ')}`)
+    .option('--limit <n>', 'at most this many', parseIntegerOption('--limit', 1, 1000), 100)
+    .action((o: Common & { queue?: string; status?: string; limit: number }) =>
+      withLeasehold(o, async (lh) => {
+        if (o.status !== undefined && !JOB_STATUSES.includes(o.status as JobStatus))
+          throw new InvalidArgumentError('--status', `must be one of ${JOB_STATUSES.join(', ')}`);
+        const rows = await lh.engine.jobList({
+          ...(o.queue ? { queue: requireName('--queue', o.queue) } : {}),
+          ...(o.status ? { status: o.status as JobStatus } : {}),
+          limit: o.limit,
+          offset: 0,
+        });
+        printRows(ctx.out, rows, COLUMNS, o.json ?? false);
+      }),
+    );
+
+  common(jobs.command('enqueue <queue> <payload>'))
+    .description('enqueue a job; payload is a JSON object')
+    .option('--key <key>', 'dedup key')
+    .option('--partition-key <key>', 'run one at a time, in order, with others of this key')
+    .option(
+      '--max-attempts <n>',
+      'attempts before dead letter',
+      parseIntegerOption('--max-attempts', 1, 1000),
+      5,
+    )
+    .action(
+      (
+        queue: string,
+        payload: string,
+        o: Common & { key?: string; partitionKey?: string; maxAttempts: number },
+      ) =>
+        withLeasehold(o, async (lh) => {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(payload);
+          } catch {
+            throw new InvalidArgumentError('payload', 'must be valid JSON, e.g. \'{"n":1}\'');
+          }
+          const [outcome] = await lh.engine.jobEnqueue({
+            jobs: [
+              {
+                queue: requireName('queue', queue),
+                payload: requireJsonObject('payload', parsed, 1024 * 1024),
+                key: o.key === undefined ? null : requireName('--key', o.key),
+                partitionKey:
+                  o.partitionKey === undefined
+                    ? null
+                    : requireName('--partition-key', o.partitionKey),
+                maxAttempts: o.maxAttempts,
+              },
+            ],
+          });
+          printObject(ctx.out, outcome!.job, o.json ?? false);
+        }),
+    );
+
+  for (const action of ['retry', 'cancel'] as const) {
+    common(jobs.command(`${action} <id>`))
+      .description(
+        action === 'retry'
+          ? 'run a finished, dead or cancelled job again'
+          : 'cancel a pending or running job',
+      )
+      .action((id: string, o: Common) =>
+        withLeasehold(o, async (lh) => {
+          const jobId = parseIntegerOption('<id>', 1, Number.MAX_SAFE_INTEGER)(id);
+          const job =
+            action === 'retry'
+              ? await lh.engine.jobRetry({ id: jobId })
+              : await lh.engine.jobCancel({ id: jobId });
+          if (!job) {
+            const current = await lh.engine.jobGet({ id: jobId });
+            if (!current) throw new NotFoundError('job', jobId);
+            throw new TaskDoneError(jobId, current.status);
+          }
+          printObject(ctx.out, job, o.json ?? false);
+        }),
+      );
+  }
+}

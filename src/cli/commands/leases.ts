@@ -1,0 +1,87 @@
+import type { Command } from 'commander';
+import { LeaseHeldError, LeaseLostError } from '../../core/errors.js';
+import { LEASE_LIST_FILTERS, type LeaseListFilter } from '../../core/types.js';
+import { DATABASE_URL_HELP, withLeasehold, type DatabaseOptions } from '../connect.js';
+import type { CliContext } from '../context.js';
+import { parseIntegerOption } from '../options.js';
+import { printObject, printRows } from '../output.js';
+
+const COLUMNS = ['id', 'resource', 'holder', 'token', 'state', 'expiresAt', 'renewCount'];
+
+interface Common extends DatabaseOptions {
+  json?: boolean;
+}
+
+export function registerLeases(program: Command, ctx: CliContext): void {
+  const leases = program.command('leases').description('inspect and operate leases');
+  const common = (c: Command): Command =>
+    c
+      .option('--database-url <url>', DATABASE_URL_HELP)
+      .option('--schema <name>', 'schema for the tables', 'leasehold')
+      .option('--json', 'print JSON');
+
+  common(leases.command('list'))
+    .description('list leases')
+    .option('--state <state>', `one of ${LEASE_LIST_FILTERS.join(', ')}`, 'all')
+    .option('--limit <n>', 'at most this many', parseIntegerOption('--limit', 1, 1000), 100)
+    .action((o: Common & { state: LeaseListFilter; limit: number }) =>
+      withLeasehold(o, async (lh) => {
+        const rows = await lh.leases.list({ state: o.state, limit: o.limit });
+        printRows(ctx.out, rows, COLUMNS, o.json ?? false);
+      }),
+    );
+
+  common(leases.command('acquire <resource>'))
+    .description('acquire a lease (fails with lease_held while another holder has it)')
+    .requiredOption('--holder <holder>', 'who takes the lease')
+    .option('--ttl <duration>', 'lease duration, e.g. 30s', '30s')
+    .action((resource: string, o: Common & { holder: string; ttl: string }) =>
+      withLeasehold(o, async (lh) => {
+        const result = await lh.leases.tryAcquire(resource, { holder: o.holder, ttl: o.ttl });
+        if (!result.acquired)
+          throw new LeaseHeldError(
+            resource,
+            result.current?.holder ?? '?',
+            result.current?.expiresAt ?? new Date(0),
+          );
+        printObject(ctx.out, result.lease, o.json ?? false);
+      }),
+    );
+
+  common(leases.command('renew <resource>'))
+    .description('renew a lease you hold')
+    .requiredOption('--holder <holder>', 'the current holder')
+    .requiredOption(
+      '--token <token>',
+      'the fencing token of the term',
+      parseIntegerOption('--token', 1, Number.MAX_SAFE_INTEGER),
+    )
+    .option('--ttl <duration>', 'new lease duration, e.g. 30s', '30s')
+    .action((resource: string, o: Common & { holder: string; token: number; ttl: string }) =>
+      withLeasehold(o, async (lh) => {
+        const lease = await lh.leases.renew(
+          { resource, holder: o.holder, token: o.token },
+          { ttl: o.ttl },
+        );
+        if (!lease)
+          throw new LeaseLostError(resource, 'it is no longer held by this holder and token');
+        printObject(ctx.out, lease, o.json ?? false);
+      }),
+    );
+
+  common(leases.command('release <resource>'))
+    .description('release a lease you hold')
+    .requiredOption('--holder <holder>', 'the current holder')
+    .requiredOption(
+      '--token <token>',
+      'the fencing token of the term',
+      parseIntegerOption('--token', 1, Number.MAX_SAFE_INTEGER),
+    )
+    .action((resource: string, o: Common & { holder: string; token: number }) =>
+      withLeasehold(o, async (lh) => {
+        if (!(await lh.leases.release({ resource, holder: o.holder, token: o.token })))
+          throw new LeaseLostError(resource, 'it is no longer held by this holder and token');
+        ctx.out.write(`released ${resource}\n`);
+      }),
+    );
+}

@@ -1,0 +1,12 @@
+// `leasehold/client`: HTTP clients of the lease and task service. Never imports pg.
+export {
+  LeaseClient,
+  type LeaseClientOptions,
+  type ClientAcquireOptions,
+  type ClientHoldOptions,
+} from './lease-client.js';
+export { TaskClient, type Task, type CreateTaskOptions, type ClaimRef } from './task-client.js';
+export type { HttpClientOptions } from './http.js';
+export { HeldLease, type HeldLeaseState } from '../core/held-lease.js';
+export * from '../core/errors.js';
+export type { Lease, FencingToken } from '../core/types.js';

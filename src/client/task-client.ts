@@ -1,0 +1,119 @@
+/**
+ * Tasks over HTTP (the seed's task API): create, claim the next one, heartbeat, complete,
+ * fail. Every call that touches a claimed task sends the claim's token, so a worker whose claim
+ * moved on is refused (`lease_lost`) instead of overwriting the new owner's work.
+ */
+import { isLeaseholdError } from '../core/errors.js';
+import type { FencingToken } from '../core/types.js';
+import { HttpClient, type HttpClientOptions } from './http.js';
+
+export interface Task {
+  id: number;
+  task_data: unknown;
+  status: string;
+  scheduled_at: string;
+  processor: string | null;
+  token: FencingToken;
+  attempts: number;
+  max_attempts: number;
+  started_at: string | null;
+  must_heartbeat_before: string | null;
+  processed_at: string | null;
+  task_output: unknown;
+  last_error: string | null;
+  created_at: string;
+}
+
+export interface CreateTaskOptions {
+  scheduledAt?: Date;
+  key?: string;
+  partitionKey?: string;
+  priority?: number;
+  maxAttempts?: number;
+}
+
+export interface ClaimRef {
+  processor: string;
+  token: FencingToken;
+}
+
+export class TaskClient {
+  private readonly http: HttpClient;
+
+  constructor(options: HttpClientOptions) {
+    this.http = new HttpClient(options);
+  }
+
+  async create(taskData: Record<string, unknown>, options: CreateTaskOptions = {}): Promise<Task> {
+    const body: Record<string, unknown> = { task_data: taskData };
+    if (options.scheduledAt) body.scheduled_at = options.scheduledAt.toISOString();
+    if (options.key !== undefined) body.key = options.key;
+    if (options.partitionKey !== undefined) body.partition_key = options.partitionKey;
+    if (options.priority !== undefined) body.priority = options.priority;
+    if (options.maxAttempts !== undefined) body.max_attempts = options.maxAttempts;
+    return (await this.http.request<Task>('POST', '/api/tasks', body)).body;
+  }
+
+  /** Claims the next ready task, or null when none is ready. */
+  async next(
+    processor: string,
+    options: { leaseSeconds?: number; signal?: AbortSignal } = {},
+  ): Promise<Task | null> {
+    const body: Record<string, unknown> = { processor };
+    if (options.leaseSeconds !== undefined) body.lease_seconds = options.leaseSeconds;
+    const answer = await this.http.request<Task | undefined>(
+      'POST',
+      '/api/tasks/next',
+      body,
+      options.signal,
+    );
+    return answer.status === 204 ? null : (answer.body ?? null);
+  }
+
+  /** Extends the claim; throws `lease_lost` or `task_done` when it is no longer ours. */
+  async heartbeat(
+    id: number,
+    claim: ClaimRef,
+    options: { leaseSeconds?: number; signal?: AbortSignal } = {},
+  ): Promise<{ mustHeartbeatBefore: Date }> {
+    const body: Record<string, unknown> = { ...claim };
+    if (options.leaseSeconds !== undefined) body.lease_seconds = options.leaseSeconds;
+    const answer = await this.http.request<{ must_heartbeat_before: string }>(
+      'PUT',
+      `/api/tasks/${id}/heartbeat`,
+      body,
+      options.signal,
+    );
+    return { mustHeartbeatBefore: new Date(answer.body.must_heartbeat_before) };
+  }
+
+  async complete(id: number, claim: ClaimRef, output?: unknown): Promise<Task> {
+    const body = { ...claim, task_output: output ?? null };
+    return (await this.http.request<Task>('PUT', `/api/tasks/${id}/complete`, body)).body;
+  }
+
+  async fail(id: number, claim: ClaimRef, error: string, retryInSeconds?: number): Promise<Task> {
+    const body: Record<string, unknown> = { ...claim, error: error.slice(0, 4096) || 'failed' };
+    if (retryInSeconds !== undefined) body.retry_in_seconds = retryInSeconds;
+    return (await this.http.request<Task>('PUT', `/api/tasks/${id}/fail`, body)).body;
+  }
+
+  /** Hands the task back (shutdown): pending again at once, the attempt not counted. */
+  async release(id: number, claim: ClaimRef): Promise<Task> {
+    return (await this.http.request<Task>('PUT', `/api/tasks/${id}/release`, claim)).body;
+  }
+
+  async get(id: number): Promise<Task | null> {
+    try {
+      return (await this.http.request<Task>('GET', `/api/tasks/${id}`)).body;
+    } catch (error) {
+      if (isLeaseholdError(error, 'not_found')) return null;
+      throw error;
+    }
+  }
+
+  async list(which: 'all' | 'processed' | 'started' = 'all'): Promise<Task[]> {
+    const path = which === 'all' ? '/api/tasks' : `/api/tasks/${which}`;
+    return (await this.http.request<{ tasks: Task[] }>('GET', path)).body.tasks;
+  }
+}

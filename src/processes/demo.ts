@@ -1,0 +1,103 @@
+/**
+ * The demo (`npm start`): the service in this process on an embedded PostgreSQL, three task
+ * workers and two generator instances as child processes. One worker crashes on purpose now
+ * and then and is restarted; its task's claim expires and another worker completes it. One
+ * generator generates, the other stands by and takes over if the first dies.
+ */
+import type { Writable } from 'node:stream';
+import type { Leasehold } from '../leasehold.js';
+import type { RunningServer } from '../service/server.js';
+import { setGeneratorRunning } from './generator.js';
+import { Supervisor } from './supervisor.js';
+
+export interface DemoOptions {
+  lh: Leasehold;
+  server: RunningServer;
+  out: Writable;
+  /** Children talk to the database directly (generators) or to the service (workers). */
+  databaseUrl: string;
+  schema: string;
+  workers: number;
+  crashRate: number;
+  /** Task claim duration for the workers (ms). */
+  leaseMs: number;
+  generatorIntervalMs: number;
+  generatorTtlMs: number;
+  supervisor?: Supervisor;
+}
+
+export interface RunningDemo {
+  readonly supervisor: Supervisor;
+  stop(): Promise<void>;
+}
+
+export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
+  const supervisor = o.supervisor ?? new Supervisor();
+  const say = (line: string): void =>
+    void o.out.write(`${new Date().toISOString().slice(11, 19)}  ${line}\n`);
+  supervisor.events.on('child:started', (e) => say(`${e.name} started (pid ${e.pid})`));
+  supervisor.events.on('child:exited', (e) => {
+    if (e.restarting) say(`${e.name} exited (${e.signal ?? `code ${e.code}`}); restarting it`);
+  });
+  supervisor.events.on('child:output', (e) => {
+    if (/crashing on purpose|generating on this instance/.test(e.line))
+      say(`${e.name}: ${summary(e.line)}`);
+  });
+
+  await setGeneratorRunning(o.lh, true, 'demo');
+  for (let i = 1; i <= 2; i++) {
+    supervisor.start({
+      name: `generator-${i}`,
+      args: [
+        'generate',
+        '--instance-id',
+        `generator-${i}`,
+        '--interval',
+        String(o.generatorIntervalMs),
+        '--ttl',
+        String(o.generatorTtlMs),
+        '--schema',
+        o.schema,
+      ],
+      env: { DATABASE_URL: o.databaseUrl, LEASEHOLD_LOG_LEVEL: 'info' },
+    });
+  }
+  for (let i = 1; i <= o.workers; i++) {
+    const crashy = i === o.workers && o.crashRate > 0;
+    supervisor.start({
+      name: `worker-${i}`,
+      args: [
+        'worker',
+        '--url',
+        o.server.url,
+        '--processor',
+        `worker-${i}`,
+        '--lease',
+        String(o.leaseMs),
+        ...(crashy ? ['--crash-rate', String(o.crashRate)] : []),
+      ],
+      env: { LEASEHOLD_LOG_LEVEL: 'info' },
+    });
+  }
+  say(`service and dashboard: ${o.server.url}/   API docs: ${o.server.url}/docs`);
+  say(
+    `${o.workers} workers (worker-${o.workers} crashes now and then), 2 generators (one generates, one stands by). Ctrl-C to stop.`,
+  );
+  return {
+    supervisor,
+    stop: async () => {
+      say('stopping: workers hand back their tasks, generators release their lease');
+      await supervisor.stop();
+    },
+  };
+}
+
+/** The message of a JSON log line, or the line itself. */
+function summary(line: string): string {
+  try {
+    const parsed = JSON.parse(line) as { msg?: string };
+    return parsed.msg ?? line;
+  } catch {
+    return line;
+  }
+}

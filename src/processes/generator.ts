@@ -1,0 +1,160 @@
+/**
+ * The task generator (seed 000): produces demo tasks on exactly one instance at a time.
+ *
+ * Whether it should run is a control in the database (`generator`), so start, stop and status
+ * answer the same on every instance. Which instance runs it is decided by a lease: every
+ * instance's loop tries to hold `leasehold:generator`; the holder generates, the others stand
+ * by, and when the holder dies its lease expires and another takes over within one ttl. A stop
+ * makes the holder release at once. The holder generates only while it trusts its lease (the
+ * trust deadline of its held lease), so two instances never generate in the same instant.
+ */
+import { LeaseHeldError } from '../core/errors.js';
+import type { HeldLease } from '../core/held-lease.js';
+import type { Leasehold } from '../leasehold.js';
+import { TypedEvents } from '../runtime/events.js';
+import { BackgroundService, type ServiceOptions } from '../runtime/service.js';
+
+export const GENERATOR_CONTROL = 'generator';
+export const GENERATOR_RESOURCE = 'leasehold:generator';
+
+export interface GeneratorStatus {
+  /** What the fleet was told: every instance reads the same row. */
+  readonly state: 'started' | 'stopped';
+  /** The instance generating now (holder of the generator lease), if any. */
+  readonly runningOn: string | null;
+  readonly token: number | null;
+  readonly leaseExpiresAt: string | null;
+  readonly changedBy: string | null;
+  readonly changedAt: string | null;
+}
+
+export async function generatorStatus(lh: Leasehold): Promise<GeneratorStatus> {
+  const [control, lease] = await Promise.all([
+    lh.engine.controlGet({ name: GENERATOR_CONTROL }),
+    lh.leases.get(GENERATOR_RESOURCE),
+  ]);
+  const live = lease?.state === 'active' ? lease : null;
+  return {
+    state: control?.value.running === true ? 'started' : 'stopped',
+    runningOn: live?.holder ?? null,
+    token: live?.token ?? null,
+    leaseExpiresAt: live?.expiresAt.toISOString() ?? null,
+    changedBy: control?.updatedBy ?? null,
+    changedAt: control?.updatedAt.toISOString() ?? null,
+  };
+}
+
+export async function setGeneratorRunning(
+  lh: Leasehold,
+  running: boolean,
+  changedBy: string,
+): Promise<GeneratorStatus> {
+  await lh.engine.controlSet({ name: GENERATOR_CONTROL, value: { running }, updatedBy: changedBy });
+  return generatorStatus(lh);
+}
+
+export interface GeneratorEvents {
+  'generator:leading': { instanceId: string; token: number };
+  'generator:standing-by': { instanceId: string };
+  'generator:generated': { instanceId: string; taskId: number };
+  [name: string]: unknown;
+}
+
+export interface TaskGeneratorOptions extends Partial<ServiceOptions> {
+  lh: Leasehold;
+  instanceId: string;
+  /** Lease ttl of the generating instance (default 5 s): the takeover bound after a crash. */
+  leaseTtlMs?: number;
+  /** The queue tasks go to (default `tasks`). */
+  queue?: string;
+  /** Builds each task's data (default: a sleep of 1 to 5 s, the seed's fake work). */
+  makeTask?: () => Record<string, unknown>;
+}
+
+export interface GeneratorTick {
+  readonly leading: boolean;
+  readonly generated: number;
+}
+
+export class TaskGenerator extends BackgroundService<GeneratorTick> {
+  readonly events = new TypedEvents<GeneratorEvents>();
+  private held: HeldLease | undefined;
+  private readonly lh: Leasehold;
+  private readonly instanceId: string;
+  private readonly leaseTtlMs: number;
+  private readonly queue: string;
+  private readonly makeTask: () => Record<string, unknown>;
+
+  constructor(options: TaskGeneratorOptions) {
+    super('generator', {
+      intervalMs: 1_000,
+      ...options,
+      clock: options.clock ?? options.lh.engine.clock,
+    });
+    this.lh = options.lh;
+    this.instanceId = options.instanceId;
+    this.leaseTtlMs = options.leaseTtlMs ?? 5_000;
+    this.queue = options.queue ?? 'tasks';
+    this.makeTask =
+      options.makeTask ?? (() => ({ sleep_duration_seconds: 1 + Math.floor(Math.random() * 5) }));
+  }
+
+  async runOnce(): Promise<GeneratorTick> {
+    const control = await this.lh.engine.controlGet({ name: GENERATOR_CONTROL });
+    if (control?.value.running !== true) {
+      await this.standDown();
+      return { leading: false, generated: 0 };
+    }
+    if (!this.held || this.held.state !== 'held') {
+      this.held = undefined;
+      try {
+        this.held = await this.lh.leases.hold(GENERATOR_RESOURCE, {
+          holder: this.instanceId,
+          ttl: this.leaseTtlMs,
+        });
+        this.events.emit('generator:leading', {
+          instanceId: this.instanceId,
+          token: this.held.token,
+        });
+      } catch (error) {
+        if (!(error instanceof LeaseHeldError)) throw error;
+        this.events.emit('generator:standing-by', { instanceId: this.instanceId });
+        return { leading: false, generated: 0 };
+      }
+    }
+    if (!this.held.isTrusted()) return { leading: false, generated: 0 };
+    const [outcome] = await this.lh.engine.jobEnqueue({
+      jobs: [
+        {
+          queue: this.queue,
+          payload: this.makeTask(),
+          type: 'generated',
+          // Who generated it, under which lease term: lets anyone check "one instance at a time".
+          headers: { 'generated-by': this.instanceId, 'generator-token': String(this.held.token) },
+          maxAttempts: 5,
+        },
+      ],
+    });
+    this.events.emit('generator:generated', {
+      instanceId: this.instanceId,
+      taskId: outcome!.job.id,
+    });
+    return { leading: true, generated: 1 };
+  }
+
+  /** True while this instance holds the generator lease and trusts it. */
+  isLeading(): boolean {
+    return this.held?.isTrusted() ?? false;
+  }
+
+  override async stop(): Promise<void> {
+    await super.stop();
+    await this.standDown();
+  }
+
+  private async standDown(): Promise<void> {
+    const held = this.held;
+    this.held = undefined;
+    if (held) await held.release().catch(() => false);
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * The task worker of seed 000, over HTTP: claim the next task, keep the claim alive with
+ * heartbeats while doing the work, then complete it with the claim's token. A refused
+ * heartbeat aborts the work at once; a task whose work throws is reported as failed (retried
+ * by the queue with backoff, dead-lettered at its last attempt). `crashRate` makes the process
+ * die mid-task on purpose, so the demo shows a claim expiring and another worker taking over.
+ */
+import { systemClock, sleep, type Clock, type Timer } from '../core/clock.js';
+import { isLeaseholdError } from '../core/errors.js';
+import { defaultMargin } from '../core/trust.js';
+import type { Task, TaskClient } from '../client/task-client.js';
+import { TypedEvents } from '../runtime/events.js';
+import { TaskClaim } from './task-claim.js';
+
+export interface TaskWorkerEvents {
+  'task:claimed': { id: number; token: number };
+  'task:completed': { id: number; token: number };
+  'task:abandoned': { id: number; token: number; reason: string };
+  'task:failed': { id: number; token: number; error: string };
+  'task:refused': { id: number; token: number; code: string };
+  'task:handed-back': { id: number; token: number };
+  'worker:idle': Record<string, never>;
+  'worker:error': { error: string };
+  [name: string]: unknown;
+}
+
+export interface HttpTaskWorkerOptions {
+  client: TaskClient;
+  processor: string;
+  /** Claim duration asked of the service (default 10 s). */
+  leaseMs?: number;
+  /** Heartbeat period (default lease / 3). */
+  heartbeatEveryMs?: number;
+  /** Wait between polls when no task is ready (default 500 ms). */
+  pollIntervalMs?: number;
+  /** The work; receives the claim's signal. Default: sleep `task_data.sleep_duration_seconds`. */
+  work?: (task: Task, signal: AbortSignal) => Promise<unknown>;
+  /** Chance per task of dying mid-task, 0..1 (default 0). */
+  crashRate?: number;
+  /** How to die; injected so tests can observe instead of exiting. */
+  crash?: () => void;
+  clock?: Clock;
+  random?: () => number;
+}
+
+export class HttpTaskWorker {
+  readonly events = new TypedEvents<TaskWorkerEvents>();
+  private readonly stopController = new AbortController();
+  /** Aborts the work in hand on shutdown, so its task is handed back instead of awaited. */
+  private readonly handBackController = new AbortController();
+  private loop: Promise<void> | undefined;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly leaseMs: number;
+
+  constructor(private readonly o: HttpTaskWorkerOptions) {
+    this.clock = o.clock ?? systemClock;
+    this.random = o.random ?? Math.random;
+    this.leaseMs = o.leaseMs ?? 10_000;
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /**
+   * Stops claiming. With `handBack` (the default) the work in hand is aborted and its task handed
+   * back at once, so a shutdown costs the queue nothing; without it, the task in hand finishes.
+   */
+  async stop({ handBack = true }: { handBack?: boolean } = {}): Promise<void> {
+    this.stopController.abort(new Error('worker stopping'));
+    if (handBack) this.handBackController.abort(new Error('worker stopping: handing back'));
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const stopping = this.stopController.signal;
+    while (!stopping.aborted) {
+      let task: Task | null = null;
+      const sentAt = this.clock.monotonic();
+      try {
+        task = await this.o.client.next(this.o.processor, { leaseSeconds: this.leaseMs / 1000 });
+      } catch (error) {
+        this.events.emit('worker:error', { error: (error as Error).message });
+      }
+      if (task) {
+        await this.process(task, sentAt);
+        continue;
+      }
+      this.events.emit('worker:idle', {});
+      await sleep(this.clock, this.o.pollIntervalMs ?? 500, stopping).catch(() => {});
+    }
+  }
+
+  private async process(task: Task, sentAt: number): Promise<void> {
+    const ref = { id: task.id, token: task.token };
+    this.events.emit('task:claimed', ref);
+    const claim = new TaskClaim({
+      client: this.o.client,
+      processor: this.o.processor,
+      task,
+      sentAt,
+      leaseMs: this.leaseMs,
+      marginMs: defaultMargin(this.leaseMs),
+      heartbeatEveryMs: this.o.heartbeatEveryMs ?? Math.floor(this.leaseMs / 3),
+      clock: this.clock,
+    });
+    const crashRate = this.o.crashRate ?? 0;
+    const crash = crashRate > 0 && this.random() < crashRate ? this.scheduleCrash(task) : undefined;
+    let output: unknown;
+    const signal = AbortSignal.any([claim.signal, this.handBackController.signal]);
+    try {
+      output = await (this.o.work ?? sleepWork(this.clock))(task, signal);
+    } catch (error) {
+      crash?.cancel();
+      claim.end();
+      if (this.handBackController.signal.aborted && !claim.signal.aborted) {
+        await this.o.client.release(task.id, claim.claim).then(
+          () => this.events.emit('task:handed-back', ref),
+          (e: unknown) => this.refused(ref, e),
+        );
+        return;
+      }
+      if (claim.signal.aborted) {
+        this.events.emit('task:abandoned', { ...ref, reason: String(claim.signal.reason) });
+        return;
+      }
+      const message = (error as Error).message || String(error);
+      await this.o.client.fail(task.id, claim.claim, message).then(
+        () => this.events.emit('task:failed', { ...ref, error: message }),
+        (e: unknown) => this.refused(ref, e),
+      );
+      return;
+    }
+    crash?.cancel();
+    claim.end();
+    if (claim.signal.aborted) {
+      this.events.emit('task:abandoned', { ...ref, reason: String(claim.signal.reason) });
+      return;
+    }
+    await this.o.client.complete(task.id, claim.claim, output ?? null).then(
+      () => this.events.emit('task:completed', ref),
+      (e: unknown) => this.refused(ref, e),
+    );
+  }
+
+  private refused(ref: { id: number; token: number }, error: unknown): void {
+    if (isLeaseholdError(error)) this.events.emit('task:refused', { ...ref, code: error.code });
+    else this.events.emit('worker:error', { error: String(error) });
+  }
+
+  private scheduleCrash(task: Task): Timer {
+    const seconds = Number(
+      (task.task_data as { sleep_duration_seconds?: number })?.sleep_duration_seconds ?? 1,
+    );
+    const at = Math.max(10, Math.floor(this.random() * seconds * 1000));
+    return this.clock.setTimer(at, () => (this.o.crash ?? (() => process.exit(3)))());
+  }
+}
+
+/** The seed's fake work: sleep `task_data.sleep_duration_seconds`, stopping when aborted. */
+export function sleepWork(clock: Clock) {
+  return async (task: Task, signal: AbortSignal): Promise<unknown> => {
+    const seconds = Number(
+      (task.task_data as { sleep_duration_seconds?: unknown })?.sleep_duration_seconds ?? 1,
+    );
+    const ms = Number.isFinite(seconds) ? Math.min(Math.max(seconds, 0), 3_600) * 1000 : 1000;
+    await sleep(clock, ms, signal);
+    return { slept_seconds: ms / 1000 };
+  };
+}

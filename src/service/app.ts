@@ -1,0 +1,105 @@
+/**
+ * Builds the HTTP service as a Fastify instance that never listens (server.ts does), so tests
+ * drive it with `inject()`. The service is stateless apart from the database: any number of
+ * instances can run behind a load balancer on one PostgreSQL.
+ */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Leasehold } from '../leasehold.js';
+import { TypedEvents } from '../runtime/events.js';
+import { defaultHolderId } from '../runtime/identity.js';
+import { ApiKeyAuth, requireScope, type ApiKeyConfig, type Principal } from './auth.js';
+import type { ServiceContext, ServiceEventMap } from './context.js';
+import { sendError } from './http-errors.js';
+import { healthRoutes } from './routes/health.js';
+import { leaseRoutes } from './routes/leases.js';
+import { taskRoutes } from './routes/tasks.js';
+import { generatorRoutes } from './routes/generator.js';
+import { eventRoutes } from './routes/events.js';
+import { workerRoutes } from './routes/workers.js';
+import { jobRoutes } from './routes/jobs.js';
+import { dashboardRoutes } from './routes/dashboard.js';
+import { createMetrics, metricsRoutes } from './metrics.js';
+
+export interface BuildAppOptions {
+  lh: Leasehold;
+  /** API keys; none means auth is off (server.ts refuses that on a public address). */
+  apiKeys?: readonly ApiKeyConfig[];
+  /** A pino logger for requests and errors; silent when omitted. */
+  logger?: FastifyServerOptions['loggerInstance'];
+  /** Largest accepted request body in bytes (default 64 KiB). */
+  bodyLimit?: number;
+  instanceId?: string;
+  events?: TypedEvents<ServiceEventMap>;
+}
+
+export const DEFAULT_BODY_LIMIT = 64 * 1024;
+
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const auth = new ApiKeyAuth(options.apiKeys ?? []);
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    // Deep nesting and prototype tricks in JSON bodies are rejected by the parser itself.
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 200 },
+  });
+  // Bodies are validated as sent (no coercion, no silent removal of unknown fields); params and
+  // query strings are converted from text, which is what they always are.
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  // JSON only: a text/plain body is answered 415, not parsed into a string.
+  app.removeContentTypeParser('text/plain');
+  app.setErrorHandler((error, request, reply) => sendError(reply, error, request));
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url}` } }),
+  );
+
+  app.decorateRequest('principal', null as unknown as Principal);
+  app.addHook('onRequest', async (request) => {
+    const scope = request.routeOptions.config.scope;
+    if (!scope) return;
+    request.principal = auth.authenticate(request);
+    requireScope(request.principal, scope);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'leasehold',
+        description: 'Leases with fencing tokens, and a task queue, over HTTP.',
+        version: '0.1.0',
+      },
+      components: {
+        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } },
+      },
+      security: auth.enabled ? [{ apiKey: [] }] : [],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  const ctx: ServiceContext = {
+    lh: options.lh,
+    events: options.events ?? new TypedEvents<ServiceEventMap>(),
+    instanceId: options.instanceId ?? defaultHolderId(),
+  };
+  const metrics = createMetrics(ctx);
+  ctx.metrics = metrics;
+  metricsRoutes(app, metrics);
+  ctx.events.on('lease:acquired', () => metrics.leaseAcquisitions.inc({ result: 'acquired' }));
+  ctx.events.on('lease:refused', () => metrics.leaseAcquisitions.inc({ result: 'held' }));
+  healthRoutes(app, ctx);
+  leaseRoutes(app, ctx);
+  taskRoutes(app, ctx);
+  generatorRoutes(app, ctx);
+  workerRoutes(app, ctx);
+  jobRoutes(app, ctx);
+  await dashboardRoutes(app);
+  eventRoutes(app, ctx);
+  return app;
+}

@@ -1,0 +1,35 @@
+/** What every route module receives: the library facade, the event bus and the config. */
+import type { Leasehold } from '../leasehold.js';
+import type { TypedEvents } from '../runtime/events.js';
+import type { Principal, Scope } from './auth.js';
+import type { ServiceMetrics } from './metrics.js';
+import type { LeaseJson } from './serialize.js';
+
+/** Events the service publishes on its SSE stream (and counts in its metrics). */
+export interface ServiceEventMap {
+  'lease:acquired': LeaseJson;
+  'lease:renewed': LeaseJson;
+  'lease:released': LeaseJson;
+  /** An acquire refused because another holder's lease is live. */
+  'lease:refused': { resource: string; holder: string };
+  [name: string]: unknown;
+}
+
+export interface ServiceContext {
+  readonly lh: Leasehold;
+  readonly events: TypedEvents<ServiceEventMap>;
+  /** This instance's name, reported by /healthz and the generator status. */
+  readonly instanceId: string;
+  /** Set once the app has built its metrics registry. */
+  metrics?: ServiceMetrics;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a route needs; routes without one are public (health, docs). */
+    scope?: Scope;
+  }
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Prometheus metrics (prom-client), on a registry per app so several apps in one process (tests,
+ * embedding) never clash. Counters and histograms follow what this instance does; the gauges
+ * of database state (active leases, jobs by status) are read from the database at scrape time,
+ * so every instance reports the same fleet-wide numbers.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ServiceContext } from './context.js';
+
+export interface ServiceMetrics {
+  readonly registry: Registry;
+  readonly leaseAcquisitions: Counter<'result'>;
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpDuration: Histogram<'method' | 'route'>;
+  readonly jobDuration: Histogram<'queue' | 'outcome'>;
+  readonly claimLatency: Histogram<'queue'>;
+}
+
+export function createMetrics(ctx: ServiceContext): ServiceMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'leasehold_process_' });
+  const metrics: ServiceMetrics = {
+    registry,
+    leaseAcquisitions: new Counter({
+      name: 'leasehold_lease_acquisitions_total',
+      help: 'Lease acquire requests answered by this instance, by result (acquired, extended, held).',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    httpRequests: new Counter({
+      name: 'leasehold_http_requests_total',
+      help: 'HTTP requests by method, route and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'leasehold_http_request_duration_seconds',
+      help: 'HTTP request duration.',
+      labelNames: ['method', 'route'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      registers: [registry],
+    }),
+    jobDuration: new Histogram({
+      name: 'leasehold_job_duration_seconds',
+      help: 'Time from claim to completion or failure, for tasks handled through this instance.',
+      labelNames: ['queue', 'outcome'],
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300],
+      registers: [registry],
+    }),
+    claimLatency: new Histogram({
+      name: 'leasehold_claim_latency_seconds',
+      help: 'Time a claim (POST /api/tasks/next) spends in the database.',
+      labelNames: ['queue'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
+      registers: [registry],
+    }),
+  };
+  new Gauge({
+    name: 'leasehold_leases_active',
+    help: 'Leases held right now (fleet-wide, read from the database at scrape time).',
+    registers: [registry],
+    async collect() {
+      // A bounded count: beyond the listing limit the gauge saturates rather than scans.
+      const active = await ctx.lh.leases.list({ state: 'active', limit: 1000 });
+      this.set(active.length);
+    },
+  });
+  new Gauge({
+    name: 'leasehold_jobs',
+    help: 'Jobs by queue and status (fleet-wide, read from the database at scrape time).',
+    labelNames: ['queue', 'status'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const row of await ctx.lh.engine.jobCounts().catch(() => []))
+        this.set({ queue: row.queue, status: row.status }, row.count);
+    },
+  });
+  return metrics;
+}
+
+export function metricsRoutes(app: FastifyInstance, metrics: ServiceMetrics): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const labels = { method: request.method, route };
+    metrics.httpRequests.inc({ ...labels, status: String(reply.statusCode) });
+    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+  });
+  app.get('/metrics', {
+    config: { scope: 'read' },
+    schema: { tags: ['operations'], summary: 'Prometheus metrics.' },
+    handler: async (_request, reply) => {
+      const text = await metrics.registry.metrics();
+      return reply.header('content-type', metrics.registry.contentType).send(text);
+    },
+  });
+}

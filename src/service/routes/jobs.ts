@@ -1,0 +1,116 @@
+/**
+ * Queue administration over HTTP (the dashboard's actions): list and inspect jobs of any queue,
+ * retry, cancel (a running job's worker learns it at its next renewal and its signal fires),
+ * and delete (admin).
+ */
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { NotFoundError, TaskDoneError } from '../../core/errors.js';
+import { JOB_STATUSES, type JobStatus } from '../../core/types.js';
+import type { ServiceContext } from '../context.js';
+import { ErrorResponse, IdParams, Name, Paging } from '../schemas/common.js';
+import { jobJson } from '../serialize.js';
+
+const JobSchema = Type.Object(
+  {},
+  { additionalProperties: true, description: 'A job (see the Job type).' },
+);
+const Query = Type.Object(
+  {
+    ...Paging.properties,
+    queue: Type.Optional(Name('Only this queue.')),
+    status: Type.Optional(Type.Union(JOB_STATUSES.map((s) => Type.Literal(s)))),
+    partitionKey: Type.Optional(Name('Only this partition key.')),
+  },
+  { additionalProperties: false },
+);
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 503: ErrorResponse };
+
+export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
+  const engine = ctx.lh.engine;
+
+  app.get<{ Querystring: Static<typeof Query> }>('/api/jobs', {
+    config: { scope: 'read' },
+    schema: {
+      tags: ['jobs'],
+      summary: 'Jobs, newest first, by queue, status or partition.',
+      querystring: Query,
+      response: { 200: Type.Object({ jobs: Type.Array(JobSchema) }), ...errors },
+    },
+    handler: async (request) => {
+      const q = request.query;
+      const jobs = await engine.jobList({
+        ...(q.queue ? { queue: q.queue } : {}),
+        ...(q.status ? { status: q.status as JobStatus } : {}),
+        ...(q.partitionKey ? { partitionKey: q.partitionKey } : {}),
+        limit: q.limit ?? 100,
+        offset: q.offset ?? 0,
+      });
+      return { jobs: jobs.map(jobJson) };
+    },
+  });
+
+  app.get<{ Params: Static<typeof IdParams> }>('/api/jobs/:id', {
+    config: { scope: 'read' },
+    schema: {
+      tags: ['jobs'],
+      summary: 'One job with its payload, headers and attempt history.',
+      params: IdParams,
+      response: { 200: JobSchema, 404: ErrorResponse, ...errors },
+    },
+    handler: async (request) => {
+      const job = await engine.jobGet({ id: request.params.id });
+      if (!job) throw new NotFoundError('job', request.params.id);
+      return jobJson(job);
+    },
+  });
+
+  for (const action of ['retry', 'cancel'] as const) {
+    app.post<{ Params: Static<typeof IdParams> }>(`/api/jobs/:id/${action}`, {
+      config: { scope: 'write' },
+      schema: {
+        tags: ['jobs'],
+        summary:
+          action === 'retry'
+            ? 'Run a finished, dead or cancelled job again.'
+            : 'Cancel a pending or running job.',
+        params: IdParams,
+        response: { 200: JobSchema, 404: ErrorResponse, 409: ErrorResponse, ...errors },
+      },
+      handler: async (request) => {
+        const { id } = request.params;
+        const job =
+          action === 'retry' ? await engine.jobRetry({ id }) : await engine.jobCancel({ id });
+        if (job && (action === 'retry' || job.status === 'cancelled')) {
+          ctx.events.emit(`job:${action === 'retry' ? 'retried' : 'cancelled'}`, jobJson(job));
+          return jobJson(job);
+        }
+        const current = job ?? (await engine.jobGet({ id }));
+        if (!current) throw new NotFoundError('job', id);
+        throw new TaskDoneError(id, current.status);
+      },
+    });
+  }
+
+  app.delete<{ Params: Static<typeof IdParams> }>('/api/jobs/:id', {
+    config: { scope: 'admin' },
+    schema: {
+      tags: ['jobs'],
+      summary: 'Delete a job that is not running.',
+      params: IdParams,
+      response: {
+        200: Type.Object({ deleted: Type.Integer() }),
+        404: ErrorResponse,
+        409: ErrorResponse,
+        ...errors,
+      },
+    },
+    handler: async (request) => {
+      const { id } = request.params;
+      if (await engine.jobDelete({ id })) return { deleted: id };
+      const current = await engine.jobGet({ id });
+      if (!current) throw new NotFoundError('job', id);
+      throw new TaskDoneError(id, current.status);
+    },
+  });
+}

@@ -1,0 +1,48 @@
+/**
+ * Listens. Everything else (routes, auth, validation) is in app.ts, which never listens.
+ * Refuses to serve a non-loopback address without API keys unless `insecure` is set: an open
+ * lease service on a network lets anyone release anyone's lease.
+ */
+import type { FastifyInstance } from 'fastify';
+import { InvalidArgumentError } from '../core/errors.js';
+import { buildApp, type BuildAppOptions } from './app.js';
+
+export interface ServerOptions extends BuildAppOptions {
+  host?: string;
+  port?: number;
+  /** Serve without API keys on a non-loopback address. */
+  insecure?: boolean;
+}
+
+export interface RunningServer {
+  readonly app: FastifyInstance;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export function isLoopback(host: string): boolean {
+  return (
+    host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host)
+  );
+}
+
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? 4000;
+  if (!isLoopback(host) && (options.apiKeys ?? []).length === 0 && !options.insecure) {
+    throw new InvalidArgumentError(
+      'host',
+      `refusing to listen on ${host} without API keys: set LEASEHOLD_API_KEYS, or pass --insecure`,
+    );
+  }
+  const app = await buildApp(options);
+  await app.listen({ host, port });
+  const address = app.server.address();
+  const actualPort = typeof address === 'object' && address ? address.port : port;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    app,
+    url: `http://${shownHost}:${actualPort}`,
+    close: () => app.close(),
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * The fleet's state in one object, read from the database: what the dashboard draws and what
+ * the SSE stream sends on every connect (so a reconnecting page catches up at once) and then
+ * every second while anyone is watching. Reading it costs a handful of indexed queries, and a
+ * Snapshotter runs only while at least one client is subscribed.
+ */
+import type { Leasehold } from '../leasehold.js';
+import { generatorStatus, type GeneratorStatus } from '../processes/generator.js';
+import { BackgroundService } from '../runtime/service.js';
+import { leaseJson, type LeaseJson } from './serialize.js';
+
+export interface FleetSnapshot {
+  readonly at: string;
+  readonly databaseTime: string;
+  readonly leases: LeaseJson[];
+  readonly jobs: { queue: string; status: string; count: number }[];
+  readonly workers: {
+    id: string;
+    name: string;
+    host: string;
+    pid: number;
+    status: string;
+    inFlight: number;
+    lastSeenAt: string;
+    queues: readonly string[];
+  }[];
+  readonly generator: GeneratorStatus;
+}
+
+/** Leases shown: the newest rows (each resource is one row, whatever its state). */
+const LEASE_LIMIT = 200;
+
+export async function readSnapshot(lh: Leasehold): Promise<FleetSnapshot> {
+  const [now, leases, jobs, workers, generator] = await Promise.all([
+    lh.engine.now(),
+    lh.leases.list({ state: 'all', limit: LEASE_LIMIT }),
+    lh.engine.jobCounts().catch(() => []),
+    lh.engine.workerList({ limit: 200 }).catch(() => []),
+    generatorStatus(lh),
+  ]);
+  return {
+    at: new Date().toISOString(),
+    databaseTime: now.toISOString(),
+    leases: leases.map(leaseJson),
+    jobs: jobs.map((j) => ({ queue: j.queue, status: j.status, count: j.count })),
+    workers: workers.map((w) => ({
+      id: w.id,
+      name: w.name,
+      host: w.host,
+      pid: w.pid,
+      status: w.status,
+      inFlight: w.inFlight,
+      lastSeenAt: w.lastSeenAt.toISOString(),
+      queues: w.queues,
+    })),
+    generator,
+  };
+}
+
+export class Snapshotter extends BackgroundService<FleetSnapshot | undefined> {
+  private readonly subscribers = new Set<(snapshot: FleetSnapshot) => void>();
+
+  constructor(
+    private readonly lh: Leasehold,
+    intervalMs = 1_000,
+  ) {
+    super('snapshotter', { intervalMs, firstRunDelayMs: 0, clock: lh.engine.clock });
+  }
+
+  subscribe(fn: (snapshot: FleetSnapshot) => void): () => void {
+    this.subscribers.add(fn);
+    this.start();
+    return () => {
+      this.subscribers.delete(fn);
+    };
+  }
+
+  async runOnce(): Promise<FleetSnapshot | undefined> {
+    if (this.subscribers.size === 0) return undefined;
+    const snapshot = await readSnapshot(this.lh);
+    for (const fn of this.subscribers) fn(snapshot);
+    return snapshot;
+  }
+}

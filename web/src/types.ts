@@ -1,0 +1,66 @@
+// The shapes the service sends (see src/service/snapshot.ts and the OpenAPI document).
+export interface LeaseView {
+  id: number;
+  resource: string;
+  holder: string;
+  token: number;
+  state: 'active' | 'expired' | 'released';
+  acquiredAt: string;
+  renewedAt: string | null;
+  releasedAt: string | null;
+  expiresAt: string;
+  renewCount: number;
+  ttlMs: number;
+}
+
+export interface WorkerView {
+  id: string;
+  name: string;
+  host: string;
+  pid: number;
+  status: string;
+  inFlight: number;
+  lastSeenAt: string;
+  queues: string[];
+}
+
+export interface GeneratorView {
+  state: 'started' | 'stopped';
+  runningOn: string | null;
+  token: number | null;
+  leaseExpiresAt: string | null;
+  changedBy: string | null;
+  changedAt: string | null;
+}
+
+export interface Snapshot {
+  at: string;
+  databaseTime: string;
+  leases: LeaseView[];
+  jobs: { queue: string; status: string; count: number }[];
+  workers: WorkerView[];
+  generator: GeneratorView;
+}
+
+export interface JobView {
+  id: number;
+  queue: string;
+  type: string | null;
+  key: string | null;
+  payload: unknown;
+  headers: Record<string, string>;
+  partitionKey: string | null;
+  priority: number;
+  status: string;
+  attempts: number;
+  maxAttempts: number;
+  availableAt: string;
+  claimedBy: string | null;
+  leaseExpiresAt: string | null;
+  generation: number;
+  result: unknown;
+  lastError: string | null;
+  errors: { attempt: number; at: string; error: string }[];
+  createdAt: string;
+  finishedAt: string | null;
+}
