@@ -1,0 +1,117 @@
+// The dashboard in a real headless Chromium (Debian's package, driven by playwright-core): a
+// lease acquired through the API appears within 2 s without a reload, its time-left bar shrinks,
+// the generator stops with a click, no console errors, and the page stays small.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { after, describe, it } from 'node:test';
+import { chromium, type Browser } from 'playwright-core';
+import { Leasehold } from '../../src/leasehold.js';
+import { setGeneratorRunning } from '../../src/processes/generator.js';
+import { startServer } from '../../src/service/server.js';
+import { closeTestDatabase, withSchema } from '../support/database.js';
+
+after(closeTestDatabase);
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+if (!available) {
+  // One visible line; in CI a missing browser is a failure, not a skip.
+  console.log(`# browser test skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
+  if (process.env.CI === 'true') {
+    it('has a Chromium to drive in CI', () => assert.fail(`CI=true but ${CHROMIUM} is missing`));
+  }
+}
+
+describe(
+  'dashboard in a browser',
+  { skip: available ? false : `no Chromium at ${CHROMIUM}` },
+  () => {
+    it('shows a new lease live, shrinks its bar, stops the generator with a click, without console errors', () =>
+      withSchema('browser dashboard', async (schema) => {
+        const lh = Leasehold.fromEngine(await schema.engine());
+        await setGeneratorRunning(lh, true, 'test');
+        const server = await startServer({ lh, port: 0 });
+        let browser: Browser | undefined;
+        try {
+          browser = await chromium.launch({
+            executablePath: CHROMIUM,
+            args: [
+              '--no-sandbox',
+              '--disable-gpu',
+              '--disable-quic',
+              '--no-first-run',
+              '--disable-background-networking',
+              '--disable-component-update',
+              '--disable-sync',
+            ],
+          });
+          const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+          const consoleErrors: string[] = [];
+          page.on('console', (m) => {
+            if (m.type() === 'error') consoleErrors.push(m.text());
+          });
+          page.on('pageerror', (e) => consoleErrors.push(e.message));
+          let assetBytes = 0;
+          page.on('response', async (r) => {
+            if (/\/assets\/.*\.(js|css)$/.test(r.url())) assetBytes += (await r.body()).length;
+          });
+
+          await page.goto(`${server.url}/`);
+          await page
+            .getByTestId('connection')
+            .filter({ hasText: 'live' })
+            .waitFor({ timeout: 5_000 });
+
+          const before = Date.now();
+          const created = await fetch(`${server.url}/api/leases`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ resource: 'browser-visible', holder: 'tester', ttlSeconds: 20 }),
+          });
+          assert.equal(created.status, 201);
+          const row = page.locator('tr[data-resource="browser-visible"]');
+          await row.waitFor({ timeout: 2_000 });
+          const appearedMs = Date.now() - before;
+          assert.ok(appearedMs <= 2_000, `the lease appeared after ${appearedMs} ms`);
+
+          const bar = row.getByRole('meter');
+          const first = Number(await bar.getAttribute('aria-valuenow'));
+          await page.waitForTimeout(700);
+          const second = Number(await bar.getAttribute('aria-valuenow'));
+          assert.ok(second < first, `time left shrank: ${first} -> ${second}`);
+
+          await page.getByTestId('generator-state').filter({ hasText: 'started' }).waitFor();
+          await page.getByRole('button', { name: 'Stop generator' }).click();
+          await page
+            .getByTestId('generator-state')
+            .filter({ hasText: 'stopped' })
+            .waitFor({ timeout: 3_000 });
+          const stored = await fetch(`${server.url}/api/generator`).then(
+            (r) => r.json() as Promise<{ state: string }>,
+          );
+          assert.equal(stored.state, 'stopped', 'the click stopped it in the database');
+
+          await page.setViewportSize({ width: 390, height: 844 });
+          await page.getByRole('heading', { name: 'Leases' }).waitFor();
+          await page.setViewportSize({ width: 1280, height: 900 });
+          await mkdir('test-results', { recursive: true });
+          await page.screenshot({ path: 'test-results/dashboard.png', fullPage: true });
+
+          assert.equal(
+            await page.getByText('Loading leasehold').count(),
+            0,
+            'the placeholder is gone',
+          );
+          assert.deepEqual(consoleErrors, [], 'no console errors');
+          assert.ok(
+            assetBytes > 0 && assetBytes < 200 * 1024,
+            `page JS+CSS is ${assetBytes} bytes`,
+          );
+        } finally {
+          await browser?.close();
+          await server.close();
+        }
+      }));
+  },
+);

@@ -1,0 +1,31 @@
+// Every conformance case family, in one list, so no engine can miss one.
+import type { EngineHarness } from './harness.js';
+import { jobEngineCases } from './engine/jobs.cases.js';
+import { leaseEngineCases } from './engine/leases.cases.js';
+import { lockEngineCases } from './engine/locks.cases.js';
+import { notificationEngineCases } from './engine/notifications.cases.js';
+import { workerEngineCases } from './engine/workers.cases.js';
+import { electorCases } from './toolkit/elector.cases.js';
+import { fenceCases } from './toolkit/fence.cases.js';
+import { heldLeaseCases } from './toolkit/held-lease.cases.js';
+import { lockCases } from './toolkit/locks.cases.js';
+import { maintenanceCases } from './toolkit/maintenance.cases.js';
+import { scheduleCases } from './toolkit/schedules.cases.js';
+import { workerCases } from './toolkit/worker.cases.js';
+
+export function defineAllCases(h: EngineHarness): void {
+  // engine level: one operation family at a time
+  leaseEngineCases(h);
+  notificationEngineCases(h);
+  lockEngineCases(h);
+  jobEngineCases(h);
+  workerEngineCases(h);
+  // toolkit level: the engine-agnostic services built on top
+  heldLeaseCases(h);
+  lockCases(h);
+  electorCases(h);
+  scheduleCases(h);
+  fenceCases(h);
+  workerCases(h);
+  maintenanceCases(h);
+}

@@ -1,0 +1,4 @@
+import type { EngineHarness } from '../harness.js';
+
+// Placeholder: cases are added by the work that builds this family.
+export function electorCases(_h: EngineHarness): void {}

@@ -1,0 +1,88 @@
+// End to end: `leasehold demo` starts quickly, tasks are created and completed, a task whose
+// worker crashed is claimed again after its lease and completed by another worker, and Ctrl-C
+// (SIGINT) leaves no process behind. Shorter ttls than the defaults keep it brisk.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { Leasehold } from '../../src/leasehold.js';
+import { startCli } from '../support/cli-process.js';
+import { closeTestDatabase, withSchema } from '../support/database.js';
+import { waitFor } from '../support/wait.js';
+
+after(closeTestDatabase);
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('leasehold demo', () => {
+  it("starts in under 15 s, completes tasks, recovers a crashed worker's task, and exits cleanly on Ctrl-C", () =>
+    withSchema('demo e2e', async (schema) => {
+      const lh = Leasehold.fromEngine(await schema.engine());
+      const started = Date.now();
+      const demo = startCli([
+        'demo',
+        '--database-url',
+        schema.url,
+        '--schema',
+        schema.schema,
+        '--port',
+        '0',
+        '--lease',
+        '1500',
+        '--crash-rate',
+        '1',
+        '--generator-interval',
+        '300',
+        '--generator-ttl',
+        '2000',
+      ]);
+      try {
+        const [, url] = await demo.waitForLine(/service and dashboard: (http:\/\/\S+)\//, 15_000);
+        const startupMs = Date.now() - started;
+        assert.ok(startupMs < 15_000, `started in ${startupMs} ms`);
+
+        // worker-3 crashes on every task it takes; its task must be completed by someone else.
+        const crashed = await demo.waitForLine(/worker-3: crashing on purpose/, 30_000);
+        assert.ok(crashed);
+        const recovered = await waitFor(
+          'a task completed on a later attempt than its first claim',
+          async () => {
+            const done = await lh.engine.jobList({
+              queue: 'tasks',
+              status: 'completed',
+              limit: 1000,
+              offset: 0,
+            });
+            return done.find((j) => j.attempts >= 2 && j.claimedBy !== 'worker-3');
+          },
+          { timeoutMs: 30_000, intervalMs: 200 },
+        );
+        assert.notEqual(recovered.claimedBy, 'worker-3');
+        const processed = await fetch(`${url}/api/tasks/processed`).then(
+          (r) => r.json() as Promise<{ tasks: unknown[] }>,
+        );
+        assert.ok(processed.tasks.length >= 3, `${processed.tasks.length} tasks completed`);
+
+        const pids = demo.lines.flatMap((l) =>
+          [...l.matchAll(/started \(pid (\d+)\)/g)].map((m) => Number(m[1])),
+        );
+        assert.ok(pids.length >= 5, 'the demo reported its children');
+        demo.kill('SIGINT');
+        const exit = await demo.exited();
+        assert.equal(
+          exit.code,
+          0,
+          `demo exit: ${JSON.stringify(exit)}\n${demo.lines.slice(-15).join('\n')}`,
+        );
+        assert.ok(demo.lines.some((l) => /demo stopped cleanly/.test(l)));
+        assert.deepEqual(pids.filter(alive), [], 'no child process outlives the demo');
+      } finally {
+        demo.kill('SIGKILL');
+      }
+    }));
+});

@@ -1,0 +1,71 @@
+// With the database stopped, routes answer 503 with Retry-After within a second, and the service
+// recovers by itself when the database is back. Uses a server of its own, so it can stop it.
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { startEmbeddedPostgres } from '../../src/embedded/embedded-postgres.js';
+import { Leasehold } from '../../src/leasehold.js';
+import { buildApp } from '../../src/service/app.js';
+
+describe('database outage', () => {
+  it('answers 503 with Retry-After within a second while the database is down, then recovers', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'leasehold-outage-'));
+    await chmod(dir, 0o755);
+    const dataDir = join(dir, 'data');
+    let server = await startEmbeddedPostgres({ dataDir, ephemeralDurability: true });
+    const port = server.port;
+    const lh = await Leasehold.connect({
+      connectionString: server.connectionString,
+      connectTimeoutMs: 1_000,
+      migrate: true,
+    });
+    const app = await buildApp({ lh });
+    try {
+      const ok = await app.inject({
+        method: 'POST',
+        url: '/api/leases',
+        payload: { resource: 'r', holder: 'a' },
+      });
+      assert.equal(ok.statusCode, 201);
+
+      await server.stop();
+      for (const [method, url, payload] of [
+        ['GET', '/api/leases', undefined],
+        ['POST', '/api/leases', { resource: 'r2', holder: 'a' }],
+        ['GET', '/healthz', undefined],
+      ] as const) {
+        const started = performance.now();
+        const answer = await app.inject({ method, url, ...(payload ? { payload } : {}) });
+        const took = performance.now() - started;
+        assert.equal(answer.statusCode, 503, `${method} ${url} while down`);
+        assert.equal(answer.headers['retry-after'], '1');
+        assert.equal(answer.json().error.code, 'unavailable');
+        assert.doesNotMatch(answer.body, /at .*\.ts|stack|ECONN/i, 'no internals leak');
+        assert.ok(took < 1_000, `${method} ${url} answered in ${Math.round(took)} ms`);
+      }
+
+      server = await startEmbeddedPostgres({ dataDir, port, ephemeralDurability: true });
+      // The pool drops its dead connections on first use; a retry or two sees the database again.
+      let recovered = false;
+      for (let i = 0; i < 50 && !recovered; i++) {
+        const answer = await app.inject({ method: 'GET', url: '/api/leases' });
+        recovered = answer.statusCode === 200;
+        if (!recovered) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(recovered, 'the service answers 200 again after the database returns');
+      const leases = await app.inject({ method: 'GET', url: '/api/leases' });
+      assert.deepEqual(
+        leases.json().leases.map((l: { resource: string }) => l.resource),
+        ['r'],
+        'state from before the outage is intact and nothing was written while down',
+      );
+    } finally {
+      await app.close();
+      await lh.close();
+      await server.stop().catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
