@@ -197,6 +197,8 @@ export class PostgresConnectionLocks {
     let onAbort!: () => void;
     const aborted = new Promise<'aborted'>((resolve) => (onAbort = () => resolve('aborted')));
     signal.addEventListener('abort', onAbort, { once: true });
+    // The signal may have fired while the connection was opening, before anyone listened.
+    if (signal.aborted) onAbort();
     try {
       const outcome = await Promise.race([wait.then(() => 'granted' as const), aborted]);
       if (outcome === 'granted' && !signal.aborted) return;
