@@ -1,0 +1,129 @@
+/**
+ * What a caller may say about a job when enqueueing it, and the one place that checks it. The
+ * library, the HTTP service and the CLI all pass through `toJobSpec`, so a bad option gets the
+ * same `invalid_argument` naming the same field everywhere, and nothing is written.
+ */
+import { toMilliseconds, typeName, type Duration } from '../core/duration.js';
+import { InvalidArgumentError } from '../core/errors.js';
+import { LIMITS, requireName, requireSafeInteger } from '../core/validate.js';
+import type { CallerTransaction } from '../engine/engine.js';
+import type { JobSpec } from '../engine/jobs.js';
+
+export const QUEUE_LIMITS = {
+  /** Enough for any retry policy a human would choose; a runaway value is a typo. */
+  maxAttemptsMax: 1_000,
+  /** Ten by default: a day of retries with the default backoff, then the dead letter. */
+  maxAttemptsDefault: 10,
+  priorityMin: -1_000_000,
+  priorityMax: 1_000_000,
+  /** A payload is a message, not a document store: 1 MiB of JSON. */
+  payloadMaxBytes: 1024 * 1024,
+  headerCountMax: 64,
+  /** One year: a job meant to run later than that is a calendar entry, not a job. */
+  delayMaxMs: 366 * 24 * 60 * 60 * 1000,
+} as const;
+
+export interface EnqueueOptions {
+  /** A label for routing or versioning, such as `send-email.v1`. */
+  type?: string;
+  /** Small string metadata (trace ids, tenants); at most 64 entries. */
+  headers?: Record<string, string>;
+  /** Dedup: while a job with this key is pending or processing in this queue, enqueue returns it. */
+  key?: string;
+  /** Jobs with the same partition key run one at a time, in enqueue order. */
+  partitionKey?: string;
+  /** Larger runs first; default 0. */
+  priority?: number;
+  /** Not before this long from now (database time)… */
+  delay?: Duration;
+  /** …or not before this instant. */
+  runAt?: Date;
+  /** Claims before the job is dead-lettered; default 10. */
+  maxAttempts?: number;
+  /** Enqueue inside your own transaction (a pg `PoolClient` inside BEGIN, or anything with `query`). */
+  tx?: CallerTransaction;
+}
+
+export function toJobSpec(queue: string, payload: unknown, options: EnqueueOptions = {}): JobSpec {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', `must be an object, got ${typeName(options)}`);
+  const spec: JobSpec = {
+    queue: requireName('queue', queue),
+    payload: requirePayload(payload),
+    maxAttempts:
+      options.maxAttempts === undefined
+        ? QUEUE_LIMITS.maxAttemptsDefault
+        : requireSafeInteger('maxAttempts', options.maxAttempts, 1),
+  };
+  if (spec.maxAttempts > QUEUE_LIMITS.maxAttemptsMax)
+    throw new InvalidArgumentError('maxAttempts', `must be at most ${QUEUE_LIMITS.maxAttemptsMax}`);
+  if (options.type !== undefined) spec.type = requireName('type', options.type);
+  if (options.key !== undefined) spec.key = requireName('key', options.key);
+  if (options.partitionKey !== undefined)
+    spec.partitionKey = requireName('partitionKey', options.partitionKey);
+  if (options.headers !== undefined) spec.headers = requireHeaders(options.headers);
+  if (options.priority !== undefined) spec.priority = requirePriority(options.priority);
+  if (options.runAt !== undefined && options.delay !== undefined)
+    throw new InvalidArgumentError('runAt', 'give either runAt or delay, not both');
+  if (options.runAt !== undefined) {
+    if (!(options.runAt instanceof Date) || Number.isNaN(options.runAt.getTime()))
+      throw new InvalidArgumentError(
+        'runAt',
+        `must be a valid Date, got ${typeName(options.runAt)}`,
+      );
+    spec.runAt = options.runAt;
+  }
+  if (options.delay !== undefined)
+    spec.delayMs = toMilliseconds('delay', options.delay, {
+      min: 0,
+      max: QUEUE_LIMITS.delayMaxMs,
+    });
+  return spec;
+}
+
+/** Any JSON value within the size limit; `undefined` and functions are not JSON. */
+function requirePayload(payload: unknown): unknown {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(payload);
+  } catch (error) {
+    throw new InvalidArgumentError('payload', `must be serialisable as JSON (${String(error)})`);
+  }
+  if (text === undefined)
+    throw new InvalidArgumentError('payload', `must be a JSON value, got ${typeName(payload)}`);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > QUEUE_LIMITS.payloadMaxBytes)
+    throw new InvalidArgumentError(
+      'payload',
+      `must be at most ${QUEUE_LIMITS.payloadMaxBytes} bytes of JSON, got ${bytes}`,
+    );
+  if (text.includes('\\u0000'))
+    throw new InvalidArgumentError('payload', 'must not contain NUL characters');
+  // What is stored is what JSON makes of it (a Date becomes a string): hand that on, so both
+  // engines store the same value.
+  return JSON.parse(text) as unknown;
+}
+
+function requireHeaders(headers: unknown): Record<string, string> {
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
+    throw new InvalidArgumentError('headers', `must be an object, got ${typeName(headers)}`);
+  const entries = Object.entries(headers);
+  if (entries.length > QUEUE_LIMITS.headerCountMax)
+    throw new InvalidArgumentError(
+      'headers',
+      `must have at most ${QUEUE_LIMITS.headerCountMax} entries`,
+    );
+  const out: Record<string, string> = {};
+  for (const [name, value] of entries) {
+    requireName('headers key', name);
+    out[name] = requireName(`headers.${name}`, value, LIMITS.nameMaxLength * 4);
+  }
+  return out;
+}
+
+function requirePriority(priority: unknown): number {
+  const value = requireSafeInteger('priority', priority, QUEUE_LIMITS.priorityMin);
+  if (value > QUEUE_LIMITS.priorityMax)
+    throw new InvalidArgumentError('priority', `must be at most ${QUEUE_LIMITS.priorityMax}`);
+  return value;
+}

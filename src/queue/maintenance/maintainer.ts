@@ -1,0 +1,102 @@
+/**
+ * Runs the queue's housekeeping on one instance per cycle. Every instance may run a
+ * Maintainer; each cycle, whoever gets the `maintenance` advisory lock (non-blocking) does the
+ * work and the others skip, so a fleet does it once without an elected leader to keep alive,
+ * and a crashed runner's lock vanishes with its connection (seed 001).
+ */
+import { DEFAULT_BACKOFF, type BackoffPolicy } from '../../core/backoff.js';
+import { toMilliseconds, type Duration } from '../../core/duration.js';
+import type { Engine } from '../../engine/engine.js';
+import { TypedEvents } from '../../runtime/events.js';
+import { BackgroundService, type ServiceOptions } from '../../runtime/service.js';
+import {
+  pruneFinishedJobs,
+  rescueExpiredJobs,
+  sweepSilentWorkers,
+  type MaintenanceSettings,
+  type MaintenanceTask,
+} from './maintenance-tasks.js';
+
+export const MAINTENANCE_LOCK = 'leasehold:maintenance';
+
+export interface MaintainerOptions extends Omit<ServiceOptions, 'intervalMs'> {
+  /** Time between cycles; default 5 s. */
+  interval?: Duration;
+  batchSize?: number;
+  /** Steps per task per cycle at most, so one cycle stays short; default 10. */
+  maxStepsPerTask?: number;
+  rescueBackoff?: BackoffPolicy;
+  /** Default 30 s. */
+  workerSilence?: Duration;
+  /** Default 7 days. */
+  retention?: Duration;
+}
+
+export interface MaintenanceCycle {
+  /** False when another instance held the maintenance lock this cycle. */
+  readonly ran: boolean;
+  readonly rescue: number;
+  readonly 'sweep-workers': number;
+  readonly prune: number;
+}
+
+export interface MaintainerEvents {
+  'maintenance:ran': MaintenanceCycle;
+  [name: string]: unknown;
+}
+
+export class Maintainer extends BackgroundService<MaintenanceCycle> {
+  readonly events = new TypedEvents<MaintainerEvents>();
+  private readonly settings: MaintenanceSettings;
+  private readonly maxSteps: number;
+
+  constructor(
+    private readonly engine: Engine,
+    options: MaintainerOptions = {},
+  ) {
+    super('maintainer', {
+      ...options,
+      intervalMs: toMilliseconds('interval', options.interval ?? 5_000, { min: 10 }),
+    });
+    this.settings = {
+      batchSize: options.batchSize ?? 500,
+      rescueBackoff: options.rescueBackoff ?? DEFAULT_BACKOFF,
+      workerSilenceMs: toMilliseconds('workerSilence', options.workerSilence ?? 30_000),
+      retentionMs: toMilliseconds('retention', options.retention ?? 7 * 24 * 3600 * 1000),
+    };
+    this.maxSteps = options.maxStepsPerTask ?? 10;
+  }
+
+  async runOnce(): Promise<MaintenanceCycle> {
+    const lock = await this.engine.advisoryTryLock({ name: MAINTENANCE_LOCK });
+    if (!lock) {
+      const skipped = { ran: false, rescue: 0, 'sweep-workers': 0, prune: 0 };
+      this.events.emit('maintenance:ran', skipped);
+      return skipped;
+    }
+    try {
+      const cycle = {
+        ran: true,
+        rescue: await this.runTask(rescueExpiredJobs, lock.signal),
+        'sweep-workers': await this.runTask(sweepSilentWorkers, lock.signal),
+        prune: await this.runTask(pruneFinishedJobs, lock.signal),
+      };
+      this.events.emit('maintenance:ran', cycle);
+      return cycle;
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /** Repeats a bounded step while it fills its batch; stops if the lock is lost. */
+  private async runTask(task: MaintenanceTask, lockSignal: AbortSignal): Promise<number> {
+    let total = 0;
+    for (let step = 0; step < this.maxSteps; step++) {
+      if (lockSignal.aborted || this.stopSignal.aborted) break;
+      const changed = await task.step(this.engine, this.settings);
+      total += changed;
+      if (changed < this.settings.batchSize) break;
+    }
+    return total;
+  }
+}

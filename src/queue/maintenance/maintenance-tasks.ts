@@ -1,0 +1,44 @@
+/**
+ * The housekeeping every queue needs, each task one bounded step so a cycle never holds a long
+ * transaction (seed 001): rescue jobs whose lease expired, mark silent workers dead, prune
+ * finished jobs past their retention. Each returns how much it did; the maintainer repeats a
+ * task while it keeps filling its batch, up to a per-cycle cap.
+ */
+import type { BackoffPolicy } from '../../core/backoff.js';
+import type { Engine } from '../../engine/engine.js';
+
+export interface MaintenanceSettings {
+  /** Rows per statement. */
+  batchSize: number;
+  /** Backoff of a rescued job before it may run again. */
+  rescueBackoff: BackoffPolicy;
+  /** A worker silent this long is dead. */
+  workerSilenceMs: number;
+  /** Completed, dead and cancelled jobs are deleted this long after they finished. */
+  retentionMs: number;
+}
+
+export interface MaintenanceTask {
+  readonly name: 'rescue' | 'sweep-workers' | 'prune';
+  /** One bounded step; returns the rows it changed. */
+  step(engine: Engine, settings: MaintenanceSettings): Promise<number>;
+}
+
+export const rescueExpiredJobs: MaintenanceTask = {
+  name: 'rescue',
+  async step(engine, s) {
+    const r = await engine.jobRescueExpired({ limit: s.batchSize, backoff: s.rescueBackoff });
+    return r.rescued + r.deadLettered;
+  },
+};
+
+export const sweepSilentWorkers: MaintenanceTask = {
+  name: 'sweep-workers',
+  step: (engine, s) =>
+    engine.workerMarkDead({ silentForMs: s.workerSilenceMs, limit: s.batchSize }),
+};
+
+export const pruneFinishedJobs: MaintenanceTask = {
+  name: 'prune',
+  step: (engine, s) => engine.jobPrune({ olderThanMs: s.retentionMs, limit: s.batchSize }),
+};

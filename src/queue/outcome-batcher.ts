@@ -1,0 +1,138 @@
+/**
+ * Completions and failures wait a short flush window and then go to the database together:
+ * one statement for all completions and one for all failures of the window. Under load this
+ * turns thousands of tiny transactions into a few large ones; idle, it costs at most the window.
+ *
+ * Safety: until its outcome is flushed a job stays `processing` with its lease renewed, so a
+ * crash before the flush only delays the job (it is rescued after its lease expires and runs
+ * again), never loses it. A flush that fails is retried with backoff while the lease lives.
+ */
+import { backoffDelay } from '../core/backoff.js';
+import type { Clock, Timer } from '../core/clock.js';
+import type { Engine } from '../engine/engine.js';
+import type { JobFailOutcome } from '../engine/jobs.js';
+import type { JobRun } from './job-run.js';
+import type { FailureDecision } from './retry-policy.js';
+
+interface PendingCompletion {
+  run: JobRun;
+  result: unknown;
+  resolve: (accepted: boolean) => void;
+}
+
+interface PendingFailure {
+  run: JobRun;
+  decision: FailureDecision;
+  resolve: (outcome: JobFailOutcome['outcome'] | null) => void;
+}
+
+export interface OutcomeBatcherOptions {
+  engine: Engine;
+  workerId: string;
+  clock: Clock;
+  /** How long an outcome may wait for company; 0 flushes on the next tick. */
+  flushWindowMs: number;
+  /** Flush at once when this many outcomes wait. */
+  maxBatch: number;
+  onFlushError: (error: unknown) => void;
+}
+
+export class OutcomeBatcher {
+  private completions: PendingCompletion[] = [];
+  private failures: PendingFailure[] = [];
+  private timer: Timer | undefined;
+  private flushing: Promise<void> | undefined;
+  private retries = 0;
+
+  constructor(private readonly o: OutcomeBatcherOptions) {}
+
+  /** Resolves true when the completion was accepted, false when the job was no longer ours. */
+  complete(run: JobRun, result: unknown): Promise<boolean> {
+    return new Promise((resolve) => {
+      this.completions.push({ run, result, resolve });
+      this.schedule();
+    });
+  }
+
+  /** Resolves with what became of the job, or null when it was no longer ours. */
+  fail(run: JobRun, decision: FailureDecision): Promise<JobFailOutcome['outcome'] | null> {
+    return new Promise((resolve) => {
+      this.failures.push({ run, decision, resolve });
+      this.schedule();
+    });
+  }
+
+  get pending(): number {
+    return this.completions.length + this.failures.length;
+  }
+
+  /** Writes everything waiting now; resolves when it is written (or given up on). */
+  async flush(): Promise<void> {
+    this.timer?.cancel();
+    this.timer = undefined;
+    while (this.flushing) await this.flushing;
+    if (this.pending === 0) return;
+    this.flushing = this.writeBatch();
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = undefined;
+    }
+    if (this.pending > 0) this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.pending >= this.o.maxBatch) {
+      void this.flush();
+      return;
+    }
+    if (this.timer) return;
+    this.timer = this.o.clock.setTimer(this.o.flushWindowMs, () => {
+      this.timer = undefined;
+      void this.flush();
+    });
+  }
+
+  private async writeBatch(): Promise<void> {
+    const completions = this.completions.splice(0, this.o.maxBatch);
+    const failures = this.failures.splice(0, this.o.maxBatch);
+    const { engine, workerId } = this.o;
+    try {
+      const [accepted, failed] = await Promise.all([
+        completions.length === 0
+          ? []
+          : engine.jobComplete({
+              workerId,
+              jobs: completions.map((c) => ({ ...c.run.ref, result: c.result ?? null })),
+            }),
+        failures.length === 0
+          ? []
+          : engine.jobFail({
+              workerId,
+              jobs: failures.map((f) => ({
+                ...f.run.ref,
+                error: f.decision.error,
+                retryDelayMs: f.decision.retryDelayMs,
+                final: f.decision.final,
+              })),
+            }),
+      ]);
+      this.retries = 0;
+      const acceptedIds = new Set(accepted);
+      for (const c of completions) c.resolve(acceptedIds.has(c.run.ref.id));
+      const outcomes = new Map(failed.map((f) => [f.id, f.outcome]));
+      for (const f of failures) f.resolve(outcomes.get(f.run.ref.id) ?? null);
+    } catch (error) {
+      this.o.onFlushError(error);
+      // Put back what is still worth writing; a lost lease will be rescued by maintenance.
+      for (const c of completions) if (c.run.lost) c.resolve(false);
+      for (const f of failures) if (f.run.lost) f.resolve(null);
+      this.completions.unshift(...completions.filter((c) => !c.run.lost));
+      this.failures.unshift(...failures.filter((f) => !f.run.lost));
+      this.retries++;
+      await new Promise<void>((resolve) =>
+        this.o.clock.setTimer(backoffDelay({ baseMs: 50, capMs: 2_000 }, this.retries), resolve),
+      );
+    }
+  }
+}

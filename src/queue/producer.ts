@@ -1,0 +1,155 @@
+/**
+ * The worker's claiming loop. It claims batches sized to the free slots, so a worker never
+ * holds a job it cannot start, and wakes up:
+ * - at once after a full batch (more is probably waiting) and when slots free up after one;
+ * - on a notification for one of its queues (an enqueue or a retry became claimable), at most
+ *   once per `cooldownMs`, so a burst of notifications costs one claim, not one each;
+ * - otherwise every `pollIntervalMs` (± jitter): notifications are hints, polling is the
+ *   guarantee (a dropped NOTIFY, a listener reconnecting, a job whose delay just ran out).
+ */
+import { backoffDelay, jitter } from '../core/backoff.js';
+import type { Clock, Timer } from '../core/clock.js';
+import type { Job } from '../core/types.js';
+import type { Engine } from '../engine/engine.js';
+import type { Subscription } from '../engine/notifications.js';
+
+export const JOBS_TOPIC = 'jobs';
+
+export interface ProducerOptions {
+  engine: Engine;
+  clock: Clock;
+  workerId: string;
+  queues: readonly string[];
+  leaseTtlMs: number;
+  pollIntervalMs: number;
+  /** Fewest ms between two claims caused by notifications. */
+  cooldownMs: number;
+  /** Most jobs per claim statement. */
+  maxBatch: number;
+  /** Listen for notifications (default true when the engine has them). */
+  notifications: boolean;
+  freeSlots: () => number;
+  /** Called with each claimed job and the monotonic time its claim was sent. */
+  dispatch: (job: Job, claimSentAt: number) => void;
+  onError: (error: unknown) => void;
+}
+
+export class Producer {
+  private running = false;
+  private loopDone: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private waitTimer: Timer | undefined;
+  /** Something may be claimable now: a notification arrived, or the last claim came back full. */
+  private workLikely = true;
+  private lastClaimAt = Number.NEGATIVE_INFINITY;
+  /** When polling looks again even without any hint of work. */
+  private nextPollAt = 0;
+  private failures = 0;
+  private subscription: Subscription | undefined;
+
+  constructor(private readonly o: ProducerOptions) {}
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    if (this.o.notifications && this.o.engine.capabilities.notifications) {
+      try {
+        this.subscription = await this.o.engine.notifyListen({
+          topic: JOBS_TOPIC,
+          onNotify: (queue) => {
+            if (this.o.queues.includes(queue)) this.nudge();
+          },
+          // Whatever was announced while the listener was down: look now.
+          onReconnect: () => this.nudge(),
+        });
+      } catch (error) {
+        this.o.onError(error); // polling still works
+      }
+    }
+    this.loopDone = this.loop();
+  }
+
+  /** Stops claiming; resolves when no claim is in flight any more. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.waitTimer?.cancel();
+    this.wake?.();
+    await this.subscription?.unsubscribe().catch(() => {});
+    await this.loopDone;
+  }
+
+  /** Work may be waiting (notification, or a hint from the worker); claim soon. */
+  nudge(): void {
+    this.workLikely = true;
+    this.wake?.();
+  }
+
+  /** A slot became free: the loop looks again (and claims at once if work seems likely). */
+  slotFreed(): void {
+    this.wake?.();
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      const free = this.o.freeSlots();
+      if (free <= 0) {
+        await this.sleep(undefined); // a finishing job wakes us
+        continue;
+      }
+      const now = this.o.clock.monotonic();
+      if (!this.workLikely && now < this.nextPollAt) {
+        await this.sleep(this.nextPollAt - now);
+        continue;
+      }
+      const sinceLast = now - this.lastClaimAt;
+      if (sinceLast < this.o.cooldownMs) {
+        await this.sleep(this.o.cooldownMs - sinceLast);
+        continue;
+      }
+      await this.claim(Math.min(free, this.o.maxBatch));
+    }
+  }
+
+  private async claim(limit: number): Promise<void> {
+    this.workLikely = false;
+    const sentAt = this.o.clock.monotonic();
+    this.lastClaimAt = sentAt;
+    this.nextPollAt = sentAt + jitter(this.o.pollIntervalMs, 0.1);
+    let jobs: Job[];
+    try {
+      jobs = await this.o.engine.jobClaimBatch({
+        queues: this.o.queues,
+        workerId: this.o.workerId,
+        limit,
+        leaseTtlMs: this.o.leaseTtlMs,
+      });
+      this.failures = 0;
+    } catch (error) {
+      this.failures++;
+      this.o.onError(error);
+      await this.sleep(backoffDelay({ baseMs: 100, capMs: this.o.pollIntervalMs }, this.failures));
+      this.workLikely = true;
+      return;
+    }
+    // A full batch says more is waiting; a stop during the claim still hands the jobs to the
+    // executor, which runs them (a drain finishes or hands back what it holds).
+    if (jobs.length === limit) this.workLikely = true;
+    for (const job of jobs) this.o.dispatch(job, sentAt);
+  }
+
+  /** Waits for `ms`, or until woken; `undefined` waits only for a wake-up. */
+  private sleep(ms: number | undefined): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.waitTimer?.cancel();
+        this.waitTimer = undefined;
+        this.wake = undefined;
+        resolve();
+      };
+      this.wake = done;
+      if (ms !== undefined) this.waitTimer = this.o.clock.setTimer(ms, done);
+    });
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * A worker's settings, validated once with errors that name the field. Timing rule: a lease is
+ * renewed every `renewEvery` and trusted until `ttl - margin` after the renewal was sent, so
+ * renewEvery must leave room for at least one failed renewal before the trust deadline.
+ */
+import { DEFAULT_BACKOFF, type BackoffPolicy } from '../core/backoff.js';
+import type { Clock } from '../core/clock.js';
+import { toMilliseconds, typeName, type Duration } from '../core/duration.js';
+import { InvalidArgumentError } from '../core/errors.js';
+import type { Job } from '../core/types.js';
+import { trustTiming } from '../core/trust.js';
+import { LIMITS, requireName, requireSafeInteger } from '../core/validate.js';
+import type { CallerTransaction } from '../engine/engine.js';
+import type { Logger } from '../runtime/logger.js';
+
+/** What a handler receives besides its job. */
+export interface JobContext {
+  /** The job's fencing token (its lease generation): pass it to downstream writes. */
+  readonly token: number;
+  /** 1 on the first attempt. */
+  readonly attempt: number;
+  /** Fires when the worker must stop: lease lost, job cancelled, drain hand-back or hard stop. */
+  readonly signal: AbortSignal;
+  /** Renews this worker's leases now (a long step is about to start); resolves when done. */
+  heartbeat(): Promise<void>;
+  /**
+   * Completes the job inside your own transaction, with your business writes: both commit or
+   * neither does. Throws `lease_lost` (roll back!) when the job is no longer this worker's.
+   */
+  complete(tx: CallerTransaction, result?: unknown): Promise<void>;
+}
+
+/** Returns the job's result (any JSON value); throwing fails the attempt. */
+export type JobHandler = (job: Job, context: JobContext) => Promise<unknown>;
+
+export interface WorkerOptions {
+  queues: string | readonly string[];
+  handler: JobHandler;
+  /** Jobs run at once; default 10. */
+  concurrency?: number;
+  /** Lease of each claimed job; default 30 s. */
+  leaseTtl?: Duration;
+  /** Renewal interval of all in-flight leases; default leaseTtl / 3. */
+  renewEvery?: Duration;
+  /** Poll when idle (notifications wake it sooner); default 2 s. */
+  pollInterval?: Duration;
+  /** Fewest ms between claims caused by notifications; default 5 ms. */
+  fetchCooldown?: Duration;
+  /** Outcomes wait this long to share one statement; default 2 ms. */
+  flushWindow?: Duration;
+  /** Most jobs per claim statement; default the concurrency, at most 100. */
+  maxClaimBatch?: number;
+  /** Backoff before retries; default 1 s doubling to 1 h, full jitter. */
+  retryBackoff?: BackoffPolicy;
+  /** Listen for enqueue notifications; default true. */
+  notifications?: boolean;
+  /** How often the workers-table row is refreshed; default 5 s. */
+  heartbeatEvery?: Duration;
+  /** Stable id for the workers table and claimed_by; default a fresh unique id. */
+  id?: string;
+  /** Human name for dashboards; default `<host>:<pid>`. */
+  name?: string;
+  clock?: Clock;
+  logger?: Logger;
+  random?: () => number;
+}
+
+export interface ResolvedWorkerOptions {
+  queues: string[];
+  handler: JobHandler;
+  concurrency: number;
+  leaseTtlMs: number;
+  renewEveryMs: number;
+  marginMs: number;
+  pollIntervalMs: number;
+  fetchCooldownMs: number;
+  flushWindowMs: number;
+  maxClaimBatch: number;
+  retryBackoff: BackoffPolicy;
+  notifications: boolean;
+  heartbeatEveryMs: number;
+}
+
+export const WORKER_LIMITS = { concurrencyMax: 1_000, claimBatchMax: 1_000 } as const;
+
+export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
+  if (typeof o !== 'object' || o === null)
+    throw new InvalidArgumentError('options', `must be an object, got ${typeName(o)}`);
+  const queueList = typeof o.queues === 'string' ? [o.queues] : o.queues;
+  if (!Array.isArray(queueList) || queueList.length === 0)
+    throw new InvalidArgumentError('queues', 'must be a queue name or a non-empty array of them');
+  const queues = [...new Set(queueList.map((q, i) => requireName(`queues[${i}]`, q)))];
+  if (typeof o.handler !== 'function')
+    throw new InvalidArgumentError('handler', `must be a function, got ${typeName(o.handler)}`);
+  const concurrency =
+    o.concurrency === undefined ? 10 : requireSafeInteger('concurrency', o.concurrency, 1);
+  if (concurrency > WORKER_LIMITS.concurrencyMax)
+    throw new InvalidArgumentError(
+      'concurrency',
+      `must be at most ${WORKER_LIMITS.concurrencyMax}`,
+    );
+  const leaseTtlMs = toMilliseconds('leaseTtl', o.leaseTtl ?? 30_000, {
+    min: 100,
+    max: LIMITS.ttlMaxMs,
+  });
+  const timing = trustTiming(leaseTtlMs, o.renewEvery);
+  const maxClaimBatch =
+    o.maxClaimBatch === undefined
+      ? Math.min(concurrency, 100)
+      : requireSafeInteger('maxClaimBatch', o.maxClaimBatch, 1);
+  if (maxClaimBatch > WORKER_LIMITS.claimBatchMax)
+    throw new InvalidArgumentError(
+      'maxClaimBatch',
+      `must be at most ${WORKER_LIMITS.claimBatchMax}`,
+    );
+  return {
+    queues,
+    handler: o.handler,
+    concurrency,
+    leaseTtlMs,
+    renewEveryMs: timing.renewEveryMs,
+    marginMs: timing.marginMs,
+    pollIntervalMs: toMilliseconds('pollInterval', o.pollInterval ?? 2_000, { min: 10 }),
+    fetchCooldownMs: toMilliseconds('fetchCooldown', o.fetchCooldown ?? 5, { min: 0 }),
+    flushWindowMs: toMilliseconds('flushWindow', o.flushWindow ?? 2, { min: 0, max: 1_000 }),
+    maxClaimBatch,
+    retryBackoff: o.retryBackoff ?? DEFAULT_BACKOFF,
+    notifications: o.notifications ?? true,
+    heartbeatEveryMs: toMilliseconds('heartbeatEvery', o.heartbeatEvery ?? 5_000, { min: 10 }),
+  };
+}

@@ -1,0 +1,303 @@
+/**
+ * `lh.worker(...)`: runs handlers for claimed jobs. It is a composition of small parts:
+ * - Producer: claims batches sized to free slots (SKIP LOCKED), woken by notifications;
+ * - JobRun + executor (here): runs one handler with its token and signal;
+ * - Renewer: renews every in-flight lease in one statement per interval;
+ * - OutcomeBatcher: completions and failures, one statement per flush window;
+ * - WorkerPresence: the row in the workers table.
+ *
+ * States: idle -> running -> draining -> stopped. `drain()` stops claiming, lets in-flight jobs
+ * finish up to its timeout, then hands the rest back at once (their attempt is given back) so
+ * no job waits for a lease to expire; `stop()` is a drain with no patience.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Clock } from '../core/clock.js';
+import { systemClock } from '../core/clock.js';
+import { toMilliseconds, type Duration } from '../core/duration.js';
+import { AbortedError, ConflictError, LeaseLostError } from '../core/errors.js';
+import type { Job } from '../core/types.js';
+import type { CallerTransaction, Engine } from '../engine/engine.js';
+import { TypedEvents } from '../runtime/events.js';
+import { silentLogger, type Logger } from '../runtime/logger.js';
+import { JobRun } from './job-run.js';
+import { OutcomeBatcher } from './outcome-batcher.js';
+import { Producer } from './producer.js';
+import { Renewer } from './renewer.js';
+import { decideFailure, describeError } from './retry-policy.js';
+import { WorkerPresence } from './worker-presence.js';
+import {
+  resolveWorkerOptions,
+  type JobContext,
+  type ResolvedWorkerOptions,
+  type WorkerOptions,
+} from './worker-options.js';
+
+export interface WorkerEvents {
+  'job:started': { job: Job };
+  'job:completed': { job: Job; durationMs: number };
+  /** `outcome` is null when the failure was refused because the job was no longer ours. */
+  'job:failed': { job: Job; error: string; outcome: 'retried' | 'dead' | null };
+  /** The worker stopped trusting its lease on the job (expired, cancelled, taken over). */
+  'job:lost': { job: Job; reason: string };
+  'worker:drained': { handedBack: number };
+  'worker:error': { where: string; error: unknown };
+  [name: string]: unknown;
+}
+
+export type WorkerState = 'idle' | 'running' | 'draining' | 'stopped';
+
+export interface DrainResult {
+  /** Jobs handed back to the queue because they did not finish within the timeout. */
+  readonly handedBack: number;
+}
+
+export class Worker {
+  readonly id: string;
+  readonly events = new TypedEvents<WorkerEvents>();
+  private readonly o: ResolvedWorkerOptions;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly random: () => number;
+  private readonly runs = new Map<number, JobRun>();
+  private active = 0;
+  private status: WorkerState = 'idle';
+  private readonly idleWaiters = new Set<() => void>();
+  private readonly producer: Producer;
+  private readonly renewer: Renewer;
+  private readonly batcher: OutcomeBatcher;
+  private readonly presence: WorkerPresence;
+  private drained: Promise<DrainResult> | undefined;
+
+  constructor(
+    private readonly engine: Engine,
+    options: WorkerOptions,
+  ) {
+    this.o = resolveWorkerOptions(options);
+    this.clock = options.clock ?? engine.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
+    this.random = options.random ?? Math.random;
+    this.id = options.id ?? `worker-${randomBytes(6).toString('hex')}`;
+    const onError = (where: string) => (error: unknown) => {
+      this.logger.warn({ err: error, worker: this.id }, `worker ${where} failed`);
+      this.events.emit('worker:error', { where, error });
+    };
+    this.producer = new Producer({
+      engine,
+      clock: this.clock,
+      workerId: this.id,
+      queues: this.o.queues,
+      leaseTtlMs: this.o.leaseTtlMs,
+      pollIntervalMs: this.o.pollIntervalMs,
+      cooldownMs: this.o.fetchCooldownMs,
+      maxBatch: this.o.maxClaimBatch,
+      notifications: this.o.notifications,
+      freeSlots: () => this.o.concurrency - this.active,
+      dispatch: (job, sentAt) => this.dispatch(job, sentAt),
+      onError: onError('claim'),
+    });
+    this.renewer = new Renewer({
+      engine,
+      clock: this.clock,
+      logger: this.logger,
+      workerId: this.id,
+      leaseTtlMs: this.o.leaseTtlMs,
+      intervalMs: this.o.renewEveryMs,
+      runs: () => this.runs.values(),
+      onLost: (run) => this.reportLost(run),
+    });
+    this.batcher = new OutcomeBatcher({
+      engine,
+      workerId: this.id,
+      clock: this.clock,
+      flushWindowMs: this.o.flushWindowMs,
+      maxBatch: Math.max(this.o.concurrency, 100),
+      onFlushError: onError('flush'),
+    });
+    this.presence = new WorkerPresence(
+      engine,
+      {
+        id: this.id,
+        name: options.name ?? `${hostname()}:${process.pid}`,
+        host: hostname(),
+        pid: process.pid,
+        queues: this.o.queues,
+        concurrency: this.o.concurrency,
+      },
+      () => this.runs.size,
+      { clock: this.clock, logger: this.logger, intervalMs: this.o.heartbeatEveryMs },
+    );
+  }
+
+  get state(): WorkerState {
+    return this.status;
+  }
+
+  /** Jobs claimed and not yet settled (running, or waiting for their outcome to be written). */
+  get inFlight(): number {
+    return this.runs.size;
+  }
+
+  /** Registers the worker and starts claiming. */
+  async start(): Promise<void> {
+    if (this.status !== 'idle') throw new ConflictError(`worker ${this.id} is ${this.status}`);
+    this.status = 'running';
+    await this.presence.register();
+    this.presence.start();
+    this.renewer.start();
+    await this.producer.start();
+  }
+
+  /**
+   * Stops claiming, waits up to `timeout` (default 30 s) for in-flight jobs, then hands the rest
+   * back to the queue at once with their attempt given back. Safe to call more than once.
+   */
+  drain(options: { timeout?: Duration } = {}): Promise<DrainResult> {
+    const timeoutMs = toMilliseconds('timeout', options.timeout ?? 30_000, { min: 0 });
+    this.drained ??= this.runDrain(timeoutMs);
+    return this.drained;
+  }
+
+  /** A drain without patience: running jobs are handed back now and their signals fire. */
+  stop(): Promise<DrainResult> {
+    return this.drain({ timeout: 0 });
+  }
+
+  private async runDrain(timeoutMs: number): Promise<DrainResult> {
+    if (this.status === 'idle') {
+      this.status = 'stopped';
+      return { handedBack: 0 };
+    }
+    this.status = 'draining';
+    await this.presence.setStatus('draining').catch(() => {});
+    await this.producer.stop();
+    await this.waitIdle(timeoutMs);
+    const leftover = [...this.runs.values()].filter((run) => run.state === 'running');
+    for (const run of leftover) {
+      run.abort(new AbortedError(`worker ${this.id} is draining: job ${run.ref.id} handed back`));
+      run.finish();
+      this.runs.delete(run.ref.id);
+    }
+    let handedBack: number[] = [];
+    if (leftover.length > 0) {
+      handedBack = await this.engine
+        .jobHandBack({ workerId: this.id, jobs: leftover.map((run) => run.ref) })
+        .catch((error: unknown) => {
+          // Not fatal: the leases expire and maintenance rescues the jobs.
+          this.events.emit('worker:error', { where: 'hand-back', error });
+          return [];
+        });
+    }
+    await this.batcher.flush();
+    // Not awaited: a renewal stuck on a dead connection must not hold the drain hostage, and a
+    // late one is harmless (it only ever extends jobs still processing under this worker).
+    void this.renewer.stop();
+    await this.presence.stop();
+    await this.presence.setStatus('stopped').catch(() => {});
+    this.status = 'stopped';
+    this.events.emit('worker:drained', { handedBack: handedBack.length });
+    return { handedBack: handedBack.length };
+  }
+
+  private dispatch(job: Job, claimSentAt: number): void {
+    const run = new JobRun(job, this.clock, this.o.leaseTtlMs, this.o.marginMs, claimSentAt);
+    this.runs.set(job.id, run);
+    this.active++;
+    void this.execute(run);
+  }
+
+  private async execute(run: JobRun): Promise<void> {
+    const { job } = run;
+    this.events.emit('job:started', { job });
+    let result: unknown;
+    let failure: unknown;
+    let ok = false;
+    try {
+      result = await this.o.handler(job, this.contextFor(run));
+      // What the engine would refuse to store fails the attempt here, with a readable error.
+      if (result !== undefined) JSON.stringify(result);
+      ok = true;
+    } catch (error) {
+      failure = error;
+    }
+    this.active--;
+    this.producer.slotFreed();
+    this.notifyIdle();
+    if (run.state === 'done') return; // handed back by a drain while the handler ran
+    run.state = 'flushing';
+    try {
+      if (run.lost) {
+        // The job is someone else's now (or will be): an outcome would be refused anyway.
+      } else if (run.completedInTransaction) {
+        this.events.emit('job:completed', { job, durationMs: this.elapsed(run) });
+      } else if (ok) {
+        if (await this.batcher.complete(run, result ?? null)) {
+          this.events.emit('job:completed', { job, durationMs: this.elapsed(run) });
+        } else {
+          this.reportLost(run);
+        }
+      } else {
+        const decision = decideFailure(failure, job.attempts, this.o.retryBackoff, this.random);
+        const outcome = await this.batcher.fail(run, decision);
+        this.events.emit('job:failed', { job, error: decision.error, outcome });
+      }
+    } finally {
+      run.finish();
+      this.runs.delete(run.ref.id);
+    }
+  }
+
+  private contextFor(run: JobRun): JobContext {
+    return {
+      token: run.ref.generation,
+      attempt: run.job.attempts,
+      signal: run.signal,
+      heartbeat: async () => {
+        if (run.lost) throw run.signal.reason as Error;
+        await this.renewer.renewSoon();
+        if (run.lost) throw run.signal.reason as Error;
+      },
+      complete: async (tx: CallerTransaction, result?: unknown) => {
+        if (run.lost) throw run.signal.reason as Error;
+        const accepted = await this.engine.jobComplete({
+          workerId: this.id,
+          jobs: [{ ...run.ref, result: result ?? null }],
+          tx,
+        });
+        if (!accepted.includes(run.ref.id))
+          throw new LeaseLostError(`job:${run.ref.id}`, 'the job is no longer this worker’s');
+        run.completedInTransaction = true;
+      },
+    };
+  }
+
+  private reportLost(run: JobRun): void {
+    const reason = run.signal.reason instanceof Error ? run.signal.reason.message : 'lease lost';
+    this.events.emit('job:lost', { job: run.job, reason });
+    this.logger.warn({ job: run.ref.id, worker: this.id }, describeError(run.signal.reason));
+  }
+
+  private elapsed(run: JobRun): number {
+    return Math.round(this.clock.monotonic() - run.startedAt);
+  }
+
+  private waitIdle(timeoutMs: number): Promise<void> {
+    if (this.active === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const finish = (): void => {
+        this.idleWaiters.delete(check);
+        timer.cancel();
+        resolve();
+      };
+      const check = (): void => {
+        if (this.active === 0) finish();
+      };
+      this.idleWaiters.add(check);
+      const timer = this.clock.setTimer(timeoutMs, finish);
+    });
+  }
+
+  private notifyIdle(): void {
+    for (const waiter of [...this.idleWaiters]) waiter();
+  }
+}
