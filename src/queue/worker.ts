@@ -228,7 +228,7 @@ export class Worker {
     try {
       if (run.lost) {
         // The job is someone else's now (or will be): an outcome would be refused anyway.
-      } else if (run.completedInTransaction) {
+      } else if (ok && run.completedInTransaction) {
         this.events.emit('job:completed', { job, durationMs: this.elapsed(run) });
       } else if (ok) {
         if (await this.batcher.complete(run, result ?? null)) {
@@ -237,6 +237,8 @@ export class Worker {
           this.reportLost(run);
         }
       } else {
+        // Also when the handler completed in its transaction and then threw: if that transaction
+        // rolled back the job is still ours and fails; if it committed, the failure is refused.
         const decision = decideFailure(failure, job.attempts, this.o.retryBackoff, this.random);
         const outcome = await this.batcher.fail(run, decision);
         this.events.emit('job:failed', { job, error: decision.error, outcome });

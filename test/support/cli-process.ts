@@ -22,7 +22,16 @@ process.once('exit', () => {
 });
 
 export function startCli(args: string[], env: Record<string, string> = {}): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}src/cli/main.ts`, ...args], {
+  return startScript(`${ROOT}src/cli/main.ts`, args, env);
+}
+
+/** Any TypeScript file of the repository as a child process (test fixtures, bench peers). */
+export function startScript(
+  path: string,
+  args: string[],
+  env: Record<string, string> = {},
+): CliProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path, ...args], {
     cwd: ROOT,
     env: { ...process.env, LEASEHOLD_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
