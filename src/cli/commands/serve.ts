@@ -21,6 +21,7 @@ interface ServeOptions {
   generatorTtl: number;
   instanceId?: string;
   logRequests?: boolean;
+  maintenanceInterval: number;
 }
 
 export function registerServe(program: Command, ctx: CliContext): void {
@@ -55,6 +56,12 @@ export function registerServe(program: Command, ctx: CliContext): void {
     )
     .option('--instance-id <id>', 'name of this instance (default host:pid:random)')
     .option('--log-requests', 'log every HTTP request')
+    .option(
+      '--maintenance-interval <ms>',
+      'time between queue maintenance cycles (rescue, sweep, prune)',
+      parseIntegerOption('--maintenance-interval', 50, 3_600_000),
+      1_000,
+    )
     .action(async (opts: ServeOptions) => {
       const log = processLogger('leasehold-serve');
       const apiKeys = parseApiKeys(process.env.LEASEHOLD_API_KEYS);
@@ -97,8 +104,20 @@ export function registerServe(program: Command, ctx: CliContext): void {
           );
           generator.start();
         }
+        // Queue housekeeping (rescue expired task leases, mark silent workers dead, prune):
+        // every instance runs a maintainer, and each cycle runs on only one of them.
+        const maintainer = lh.maintainer({
+          interval: opts.maintenanceInterval,
+          logger: asLogger(log),
+        });
+        maintainer.events.on('maintenance:ran', (cycle) => {
+          if (cycle.rescue > 0 || cycle['sweep-workers'] > 0)
+            log.info(cycle, 'maintenance rescued tasks or marked workers dead');
+        });
+        maintainer.start();
         await untilShutdown();
         log.info({}, 'shutting down');
+        await maintainer.stop();
         await generator?.stop();
         await server.close();
       } finally {
