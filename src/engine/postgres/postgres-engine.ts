@@ -7,7 +7,7 @@ import pg from 'pg';
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
-import { InvalidArgumentError, UnsupportedError } from '../../core/errors.js';
+import { InvalidArgumentError } from '../../core/errors.js';
 import type { Engine, EngineCapabilities, MigrationReport } from '../engine.js';
 import type { JobOperations, WorkerOperations } from '../jobs.js';
 import type { LockOperations } from '../locks.js';
@@ -15,9 +15,11 @@ import type { NotificationOperations } from '../notifications.js';
 import { PgContext } from './context.js';
 import { Migrator } from './migrator.js';
 import { PostgresControls } from './postgres-controls.js';
+import { PostgresJobs } from './postgres-jobs.js';
 import { PostgresLeases } from './postgres-leases.js';
 import { PostgresLocks } from './postgres-locks.js';
 import { PostgresNotifier } from './postgres-notifier.js';
+import { PostgresWorkers } from './postgres-workers.js';
 import { quoteSchema } from './sql-identifiers.js';
 
 export interface PostgresEngineOptions {
@@ -65,6 +67,8 @@ export class PostgresEngine implements Engine {
   private readonly leases: PostgresLeases;
   private readonly notifier: PostgresNotifier;
   private readonly controls: PostgresControls;
+  private readonly jobs: PostgresJobs;
+  private readonly workers: PostgresWorkers;
 
   constructor(options: PostgresEngineOptions) {
     this.schema = options.schema ?? 'leasehold';
@@ -108,6 +112,8 @@ export class PostgresEngine implements Engine {
     this.leases = new PostgresLeases(this.ctx);
     this.notifier = new PostgresNotifier(this.ctx, clientConfig, this.clock);
     this.controls = new PostgresControls(this.ctx);
+    this.jobs = new PostgresJobs(this.ctx);
+    this.workers = new PostgresWorkers(this.ctx);
   }
 
   async migrate(): Promise<MigrationReport> {
@@ -171,28 +177,23 @@ export class PostgresEngine implements Engine {
   fenceCheck: LockOperations['fenceCheck'] = (p) => this.locks.fenceCheck(p);
   fenceGet: LockOperations['fenceGet'] = (p) => this.locks.fenceGet(p);
 
-  // --- jobs and workers (built with the queue issue) ----------------------------------------
-  jobEnqueue: JobOperations['jobEnqueue'] = () => notBuilt('jobEnqueue');
-  jobClaimBatch: JobOperations['jobClaimBatch'] = () => notBuilt('jobClaimBatch');
-  jobRenewLeases: JobOperations['jobRenewLeases'] = () => notBuilt('jobRenewLeases');
-  jobComplete: JobOperations['jobComplete'] = () => notBuilt('jobComplete');
-  jobFail: JobOperations['jobFail'] = () => notBuilt('jobFail');
-  jobHandBack: JobOperations['jobHandBack'] = () => notBuilt('jobHandBack');
-  jobCancel: JobOperations['jobCancel'] = () => notBuilt('jobCancel');
-  jobRetry: JobOperations['jobRetry'] = () => notBuilt('jobRetry');
-  jobDelete: JobOperations['jobDelete'] = () => notBuilt('jobDelete');
-  jobGet: JobOperations['jobGet'] = () => notBuilt('jobGet');
-  jobList: JobOperations['jobList'] = () => notBuilt('jobList');
-  jobCounts: JobOperations['jobCounts'] = () => notBuilt('jobCounts');
-  jobRescueExpired: JobOperations['jobRescueExpired'] = () => notBuilt('jobRescueExpired');
-  jobPrune: JobOperations['jobPrune'] = () => notBuilt('jobPrune');
-  workerRegister: WorkerOperations['workerRegister'] = () => notBuilt('workerRegister');
-  workerHeartbeat: WorkerOperations['workerHeartbeat'] = () => notBuilt('workerHeartbeat');
-  workerList: WorkerOperations['workerList'] = () => notBuilt('workerList');
-  workerMarkDead: WorkerOperations['workerMarkDead'] = () => notBuilt('workerMarkDead');
-}
-
-// Development placeholder while the families are being built; removed before release.
-function notBuilt(operation: string): Promise<never> {
-  return Promise.reject(new UnsupportedError(`${operation} is not built yet`));
+  // --- jobs and workers ---------------------------------------------------------------------
+  jobEnqueue: JobOperations['jobEnqueue'] = (p) => this.jobs.jobEnqueue(p);
+  jobClaimBatch: JobOperations['jobClaimBatch'] = (p) => this.jobs.jobClaimBatch(p);
+  jobRenewLeases: JobOperations['jobRenewLeases'] = (p) => this.jobs.jobRenewLeases(p);
+  jobComplete: JobOperations['jobComplete'] = (p) => this.jobs.jobComplete(p);
+  jobFail: JobOperations['jobFail'] = (p) => this.jobs.jobFail(p);
+  jobHandBack: JobOperations['jobHandBack'] = (p) => this.jobs.jobHandBack(p);
+  jobCancel: JobOperations['jobCancel'] = (p) => this.jobs.jobCancel(p);
+  jobRetry: JobOperations['jobRetry'] = (p) => this.jobs.jobRetry(p);
+  jobDelete: JobOperations['jobDelete'] = (p) => this.jobs.jobDelete(p);
+  jobGet: JobOperations['jobGet'] = (p) => this.jobs.jobGet(p);
+  jobList: JobOperations['jobList'] = (p) => this.jobs.jobList(p);
+  jobCounts: JobOperations['jobCounts'] = () => this.jobs.jobCounts();
+  jobRescueExpired: JobOperations['jobRescueExpired'] = (p) => this.jobs.jobRescueExpired(p);
+  jobPrune: JobOperations['jobPrune'] = (p) => this.jobs.jobPrune(p);
+  workerRegister: WorkerOperations['workerRegister'] = (p) => this.workers.workerRegister(p);
+  workerHeartbeat: WorkerOperations['workerHeartbeat'] = (p) => this.workers.workerHeartbeat(p);
+  workerList: WorkerOperations['workerList'] = (p) => this.workers.workerList(p);
+  workerMarkDead: WorkerOperations['workerMarkDead'] = (p) => this.workers.workerMarkDead(p);
 }

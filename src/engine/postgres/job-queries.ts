@@ -1,0 +1,370 @@
+/**
+ * Every SQL statement of the job family, named EntityVerb. Parameters are always
+ * bound; the quoted schema is the only spliced text. Every time comparison reads
+ * `coalesce($now, now())`, so the database clock decides unless a test pins it.
+ *
+ * Batch statements take their rows as parallel arrays (`unnest`) or one jsonb array
+ * (`jsonb_to_recordset`), so a batch of any size is one statement and one round trip. Their
+ * input carries an ordinal `o`, so answers come back in input order.
+ *
+ * Statements that make work claimable notify inline, once per statement and queue:
+ * `pg_notify($channel, 'jobs|' || queue)` over the DISTINCT queues of the rows changed. A
+ * partitioned job that finishes (completed, dead, cancelled, deleted while pending) lets the
+ * next job of its partition run, so it wakes its queue too.
+ */
+
+/** The jobs columns a Job is mapped from (job-rows.ts), qualified by a table alias. */
+export const jobColumns = (a: string): string =>
+  [
+    'id',
+    'queue',
+    'type',
+    'key',
+    'payload',
+    'headers',
+    'partition_key',
+    'priority',
+    'status',
+    'attempts',
+    'max_attempts',
+    'available_at',
+    'claimed_by',
+    'claimed_at',
+    'lease_expires_at',
+    'generation',
+    'result',
+    'last_error',
+    'errors',
+    'created_at',
+    'updated_at',
+    'finished_at',
+  ]
+    .map((c) => `${a}.${c}`)
+    .join(', ');
+
+const CLOCK = (param: string): string =>
+  `WITH clock AS (SELECT coalesce(${param}::timestamptz, now()) AS now)`;
+
+const MS = "* interval '1 millisecond'";
+
+/** Failed attempts kept on a job (core/types JobAttemptError): the newest 20. */
+const ERRORS_KEPT = 20;
+
+/**
+ * `j.errors` with one more `{attempt, at, error}` entry appended, keeping the newest
+ * ERRORS_KEPT. `at` is written as an ISO instant in UTC with milliseconds, as a Date prints.
+ */
+const appendError = (error: string): string => `(
+  SELECT coalesce(jsonb_agg(e.value ORDER BY e.n), '[]'::jsonb)
+  FROM jsonb_array_elements(j.errors || jsonb_build_array(jsonb_build_object(
+         'attempt', j.attempts,
+         'at', to_char(clock.now AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+         'error', ${error}))) WITH ORDINALITY AS e(value, n)
+  WHERE e.n > jsonb_array_length(j.errors) + 1 - ${ERRORS_KEPT})`;
+
+/**
+ * A CTE that notifies `jobs|<queue>` once per distinct queue of `source` rows matching `where`.
+ * A SELECT CTE runs only when referenced, so every statement using it joins `notified`.
+ */
+const notified = (channel: string, source: string, where = 'true'): string =>
+  `notified AS (
+    SELECT count(pg_notify(${channel}, 'jobs|' || w.queue)) AS n
+    FROM (SELECT DISTINCT queue FROM ${source} WHERE ${where}) w)`;
+
+/**
+ * The job is owned by the caller: right worker, right term, still processing. "Processing" is
+ * written `lease_expires_at IS NOT NULL` (the same thing, by a CHECK of the table) on purpose:
+ * `status = 'processing'` would let the planner scan the whole `jobs_rescue` index instead of
+ * looking the ids up (it did, measured: 10 ms with 10k jobs in flight, against 0.1 ms), and
+ * `id = ANY($2)` gives it the primary-key lookup to prefer.
+ */
+const OWNED = `j.id = r.id AND j.id = ANY($2::bigint[]) AND j.generation = r.generation
+  AND j.claimed_by = $1 AND j.lease_expires_at IS NOT NULL`;
+
+const LIVE = "('pending', 'processing')";
+const FINAL = "('completed', 'dead', 'cancelled')";
+
+/** Rows (of a RETURNING with `ready`) that wake their queue: claimable now, or a partition freed. */
+const READY_OR_PARTITION_FREED =
+  "(status = 'pending' AND ready) OR (status = 'dead' AND partition_key IS NOT NULL)";
+
+export interface JobQueries {
+  JobEnqueue: string;
+  JobClaimBatch: string;
+  JobRenewLeases: string;
+  JobComplete: string;
+  JobFail: string;
+  JobHandBack: string;
+  JobCancel: string;
+  JobRetry: string;
+  JobDelete: string;
+  JobGet: string;
+  JobList: string;
+  JobCounts: string;
+  JobRescueExpired: string;
+  JobPrune: string;
+}
+
+export function jobQueries(s: string): JobQueries {
+  const cols = jobColumns('j');
+  return {
+    // $1 jsonb array of {o, queue, type, key, payload, headers, partition_key, priority, run_at,
+    // delay_ms, max_attempts} (keys already deduplicated), $2 now, $3 notify channel.
+    //
+    // Ids are drawn here, in input order, so a batch's FIFO order is its id order and each
+    // answer row maps back to its input exactly. A conflicting key wastes its id, harmlessly.
+    // `existing` finds the live job a conflicting key met, in the statement's snapshot; a job
+    // committed by a concurrent enqueue after that snapshot is invisible to it, and the caller
+    // asks again for those keys (postgres-jobs.ts).
+    JobEnqueue: `${CLOCK('$2')},
+      input AS MATERIALIZED (
+        SELECT nextval('${s}.jobs_id_seq') AS id, i.*
+        FROM jsonb_to_recordset($1::jsonb) AS i(o integer, queue text, type text, key text,
+          payload jsonb, headers jsonb, partition_key text, priority integer, run_at timestamptz,
+          delay_ms float8, max_attempts integer)
+        ORDER BY i.o
+      ),
+      inserted AS (
+        INSERT INTO ${s}.jobs AS j (id, queue, type, key, payload, headers, partition_key, priority,
+          max_attempts, available_at, created_at, updated_at)
+        OVERRIDING SYSTEM VALUE
+        SELECT i.id, i.queue, i.type, i.key, i.payload, coalesce(i.headers, '{}'::jsonb),
+          i.partition_key, coalesce(i.priority, 0), i.max_attempts,
+          coalesce(i.run_at, clock.now + greatest(coalesce(i.delay_ms, 0), 0) ${MS}),
+          clock.now, clock.now
+        FROM input i, clock
+        ORDER BY i.id
+        ON CONFLICT (queue, key) WHERE key IS NOT NULL AND status IN ${LIVE} DO NOTHING
+        RETURNING ${cols}
+      ),
+      existing AS (
+        SELECT i.o, ${cols}
+        FROM input i JOIN ${s}.jobs j ON j.queue = i.queue AND j.key = i.key AND j.status IN ${LIVE}
+        WHERE NOT EXISTS (SELECT 1 FROM inserted n WHERE n.id = i.id)
+      ),
+      ${notified('$3', 'inserted')}
+      SELECT r.* FROM (
+        SELECT i.o, true AS created, ${jobColumns('n')} FROM input i JOIN inserted n ON n.id = i.id
+        UNION ALL
+        SELECT e.o, false AS created, ${jobColumns('e')} FROM existing e
+      ) r, notified
+      ORDER BY r.o, r.created DESC`,
+
+    // $1 queues text[] (distinct), $2 worker id, $3 limit, $4 lease ttl ms, $5 now.
+    //
+    // Claimable: pending, available, and either unpartitioned or the head of its partition: no
+    // older unfinished job in its (queue, partition_key), and no younger one processing (which
+    // happens only when an older job turned live late, see below). Each queue is read in
+    // `jobs_claim` order and stops at the limit; the partition tests are one probe each of
+    // `jobs_partition_unfinished` and `jobs_partition_processing` (the inequalities on id keep
+    // the planner from hashing every processing job instead). Locked rows are skipped; a row
+    // changed since the snapshot is re-checked on its newest version; the UPDATE below needs
+    // no guard of its own because it only touches rows this statement has locked.
+    //
+    // Why the unique index `jobs_partition_processing` as well: under READ COMMITTED the head
+    // test reads the statement's snapshot, and row locks only cover the row being claimed. A job
+    // of the partition that turns live behind our back (an enqueue committed late with a lower
+    // id, an operator retry) can be claimed by another claimer between our snapshot and our
+    // lock, and no query alone can see it. The index makes the database refuse the second
+    // processing row (23505); the caller then runs the claim again on a fresh snapshot. An
+    // advisory xact lock would not help (our snapshot predates it), and a `partitions` lock
+    // row would cost a second row write on every claim and finish of a partitioned job.
+    //
+    // Known cost: the scan walks past pending jobs queued behind a busy partition's head, so a
+    // partition with a deep backlog slows every claim of its queue by one index probe per job
+    // it passes; many partitions with a few jobs each cost nothing extra.
+    //
+    // With several queues each queue's scan may lock up to `limit` rows; the extra ones are
+    // unlocked at the statement's commit, microseconds later.
+    JobClaimBatch: `${CLOCK('$5')},
+      picked AS (
+        SELECT c.id FROM unnest($1::text[]) AS q(queue)
+        CROSS JOIN LATERAL (
+          SELECT j.id, j.priority, j.available_at FROM ${s}.jobs j
+          WHERE j.queue = q.queue AND j.status = 'pending'
+            AND j.available_at <= (SELECT now FROM clock)
+            AND (j.partition_key IS NULL OR (
+              NOT EXISTS (SELECT 1 FROM ${s}.jobs o
+                WHERE o.queue = j.queue AND o.partition_key = j.partition_key
+                  AND o.status IN ${LIVE} AND o.id < j.id)
+              AND NOT EXISTS (SELECT 1 FROM ${s}.jobs o
+                WHERE o.queue = j.queue AND o.partition_key = j.partition_key
+                  AND o.status = 'processing' AND o.id > j.id)))
+          ORDER BY j.priority DESC, j.available_at, j.id
+          LIMIT $3
+          FOR UPDATE OF j SKIP LOCKED
+        ) c
+        ORDER BY c.priority DESC, c.available_at, c.id
+        LIMIT $3
+      ),
+      claimed AS (
+        UPDATE ${s}.jobs j SET
+          status           = 'processing',
+          claimed_by       = $2,
+          claimed_at       = clock.now,
+          lease_expires_at = clock.now + $4::float8 ${MS},
+          generation       = j.generation + 1,
+          attempts         = j.attempts + 1,
+          updated_at       = clock.now
+        FROM clock
+        WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
+        RETURNING ${cols}
+      )
+      SELECT * FROM claimed ORDER BY priority DESC, available_at, id`,
+
+    // $1 worker id, $2 ids bigint[], $3 generations bigint[], $4 ordinals int[], $5 ttl ms, $6 now
+    JobRenewLeases: `${CLOCK('$6')},
+      renewed AS (
+        UPDATE ${s}.jobs j SET lease_expires_at = clock.now + $5::float8 ${MS}, updated_at = clock.now
+        FROM unnest($2::bigint[], $3::bigint[], $4::integer[]) AS r(id, generation, o), clock
+        WHERE ${OWNED} AND j.lease_expires_at > clock.now
+        RETURNING j.id, j.lease_expires_at, r.o
+      )
+      SELECT id, lease_expires_at FROM renewed ORDER BY o`,
+
+    // $1 worker id, $2 ids, $3 generations, $4 results jsonb[], $5 ordinals, $6 now, $7 channel.
+    // No expiry test: while the generation is unchanged nobody else has claimed the job.
+    JobComplete: `${CLOCK('$6')},
+      done AS (
+        UPDATE ${s}.jobs j SET
+          status = 'completed', result = r.result, finished_at = clock.now,
+          lease_expires_at = NULL, updated_at = clock.now
+        FROM unnest($2::bigint[], $3::bigint[], $4::jsonb[], $5::integer[]) AS r(id, generation, result, o), clock
+        WHERE ${OWNED}
+        RETURNING j.id, j.queue, j.partition_key, r.o
+      ),
+      ${notified('$7', 'done', 'partition_key IS NOT NULL')}
+      SELECT d.id FROM done d, notified ORDER BY d.o`,
+
+    // $1 worker id, $2 ids, $3 generations, $4 errors text[], $5 retry delays ms float8[],
+    // $6 final boolean[], $7 ordinals, $8 now, $9 channel
+    JobFail: `${CLOCK('$8')},
+      failed AS (
+        UPDATE ${s}.jobs j SET
+          status           = CASE WHEN r.final OR j.attempts >= j.max_attempts THEN 'dead' ELSE 'pending' END,
+          available_at     = CASE WHEN r.final OR j.attempts >= j.max_attempts THEN j.available_at
+                                  ELSE clock.now + greatest(r.delay_ms, 0) ${MS} END,
+          finished_at      = CASE WHEN r.final OR j.attempts >= j.max_attempts THEN clock.now END,
+          lease_expires_at = NULL,
+          last_error       = r.error,
+          errors           = ${appendError('r.error')},
+          updated_at       = clock.now
+        FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::float8[], $6::boolean[], $7::integer[])
+          AS r(id, generation, error, delay_ms, final, o), clock
+        WHERE ${OWNED}
+        RETURNING j.id, j.queue, j.status, j.partition_key, j.available_at <= clock.now AS ready, r.o
+      ),
+      ${notified('$9', 'failed', READY_OR_PARTITION_FREED)}
+      SELECT f.id, f.status FROM failed f, notified ORDER BY f.o`,
+
+    // $1 worker id, $2 ids, $3 generations, $4 ordinals, $5 now, $6 channel.
+    // The attempt is given back: a drain is not the job's fault.
+    JobHandBack: `${CLOCK('$5')},
+      handed AS (
+        UPDATE ${s}.jobs j SET
+          status = 'pending', available_at = clock.now, attempts = greatest(j.attempts - 1, 0),
+          lease_expires_at = NULL, updated_at = clock.now
+        FROM unnest($2::bigint[], $3::bigint[], $4::integer[]) AS r(id, generation, o), clock
+        WHERE ${OWNED}
+        RETURNING j.id, j.queue, r.o
+      ),
+      ${notified('$6', 'handed')}
+      SELECT h.id FROM handed h, notified ORDER BY h.o`,
+
+    // $1 id, $2 now, $3 channel. A job already final comes back unchanged.
+    JobCancel: `${CLOCK('$2')},
+      cancelled AS (
+        UPDATE ${s}.jobs j SET
+          status = 'cancelled', finished_at = clock.now, lease_expires_at = NULL, updated_at = clock.now
+        FROM clock
+        WHERE j.id = $1 AND j.status IN ${LIVE}
+        RETURNING ${cols}
+      ),
+      ${notified('$3', 'cancelled', 'partition_key IS NOT NULL')}
+      SELECT c.* FROM cancelled c, notified
+      UNION ALL
+      SELECT ${cols} FROM ${s}.jobs j WHERE j.id = $1 AND NOT EXISTS (SELECT 1 FROM cancelled)`,
+
+    // $1 id, $2 now, $3 channel. A live job with the same key makes `jobs_live_key` refuse it.
+    JobRetry: `${CLOCK('$2')},
+      retried AS (
+        UPDATE ${s}.jobs j SET
+          status = 'pending', attempts = 0, available_at = clock.now, result = NULL,
+          finished_at = NULL, lease_expires_at = NULL, updated_at = clock.now
+        FROM clock
+        WHERE j.id = $1 AND j.status IN ${FINAL}
+        RETURNING ${cols}
+      ),
+      ${notified('$3', 'retried')}
+      SELECT r.* FROM retried r, notified`,
+
+    // $1 id, $2 channel. A pending partition head leaving lets the next job of its partition run.
+    JobDelete: `WITH gone AS (
+        DELETE FROM ${s}.jobs WHERE id = $1 AND status <> 'processing'
+        RETURNING queue, status, partition_key
+      ),
+      ${notified('$2', 'gone', "status = 'pending' AND partition_key IS NOT NULL")}
+      SELECT count(*)::integer AS deleted FROM gone, notified`,
+
+    // $1 id
+    JobGet: `SELECT ${cols} FROM ${s}.jobs j WHERE j.id = $1`,
+
+    // $1 queue, $2 status, $3 partition key (each nullable), $4 limit, $5 offset. Newest first.
+    JobList: `SELECT ${cols} FROM ${s}.jobs j
+      WHERE ($1::text IS NULL OR j.queue = $1::text)
+        AND ($2::text IS NULL OR j.status = $2::text)
+        AND ($3::text IS NULL OR j.partition_key = $3::text)
+      ORDER BY j.id DESC LIMIT $4 OFFSET $5`,
+
+    // By queue (byte order, as JavaScript sorts), then lifecycle order.
+    JobCounts: `SELECT queue, status, count(*) AS count FROM ${s}.jobs
+      GROUP BY queue, status
+      ORDER BY queue COLLATE "C",
+        array_position(ARRAY['pending', 'processing', 'completed', 'dead', 'cancelled'], status)`,
+
+    // $1 limit, $2 backoff base ms, $3 backoff cap ms, $4 error text, $5 now, $6 channel.
+    // The delay is core/backoff's full jitter, drawn per job: floor(random * (ceiling + 1)).
+    JobRescueExpired: `${CLOCK('$5')},
+      expired AS (
+        SELECT j.id FROM ${s}.jobs j
+        WHERE j.status = 'processing' AND j.lease_expires_at <= (SELECT now FROM clock)
+        ORDER BY j.lease_expires_at, j.id
+        LIMIT $1
+        FOR UPDATE OF j SKIP LOCKED
+      ),
+      rescued AS (
+        UPDATE ${s}.jobs j SET
+          status           = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'pending' END,
+          available_at     = CASE WHEN j.attempts >= j.max_attempts THEN j.available_at
+                                  ELSE clock.now + floor(random() * (least($3::float8, $2::float8
+                                    * power(2::float8, least(greatest(j.attempts - 1, 0), 60))) + 1)) ${MS} END,
+          finished_at      = CASE WHEN j.attempts >= j.max_attempts THEN clock.now END,
+          lease_expires_at = NULL,
+          last_error       = $4::text,
+          errors           = ${appendError('$4::text')},
+          updated_at       = clock.now
+        FROM clock
+        WHERE j.id = ANY(ARRAY(SELECT id FROM expired)) -- locked above: no other guard needed
+        RETURNING j.queue, j.status, j.partition_key, j.available_at <= clock.now AS ready
+      ),
+      ${notified('$6', 'rescued', READY_OR_PARTITION_FREED)}
+      SELECT count(*) FILTER (WHERE r.status = 'pending')::integer AS rescued,
+             count(*) FILTER (WHERE r.status = 'dead')::integer AS dead_lettered
+      FROM rescued r, notified`,
+
+    // $1 older than ms, $2 limit, $3 now
+    JobPrune: `${CLOCK('$3')},
+      doomed AS (
+        SELECT j.id FROM ${s}.jobs j
+        WHERE j.status IN ${FINAL} AND j.finished_at < (SELECT now FROM clock) - $1::float8 ${MS}
+        ORDER BY j.finished_at, j.id
+        LIMIT $2
+        FOR UPDATE OF j SKIP LOCKED
+      ),
+      gone AS (
+        DELETE FROM ${s}.jobs j WHERE j.id = ANY(ARRAY(SELECT id FROM doomed)) -- locked above
+        RETURNING 1
+      )
+      SELECT count(*)::integer AS pruned FROM gone`,
+  };
+}

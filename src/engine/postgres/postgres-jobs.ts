@@ -1,0 +1,360 @@
+/**
+ * The job family on PostgreSQL: each operation is one statement from job-queries, whatever the
+ * batch size. This module only shapes parameters and answers: it deduplicates batch input,
+ * keeps answers in input order, and handles the two races that a single statement under READ
+ * COMMITTED cannot settle by itself (see jobEnqueue and jobClaimBatch).
+ */
+import { ConflictError, LeaseholdError } from '../../core/errors.js';
+import type { Job } from '../../core/types.js';
+import type {
+  EnqueueOutcome,
+  JobClaimParams,
+  JobCompleteParams,
+  JobCount,
+  JobEnqueueParams,
+  JobFailOutcome,
+  JobFailParams,
+  JobLeaseRef,
+  JobListParams,
+  JobOperations,
+  JobPruneParams,
+  JobRenewed,
+  JobRenewParams,
+  JobRescueParams,
+  JobRescueResult,
+  JobSpec,
+} from '../jobs.js';
+import type { PgContext } from './context.js';
+import { jobQueries, type JobQueries } from './job-queries.js';
+import { mapJob, type JobRow } from './job-rows.js';
+import { toSafeInteger } from './rows.js';
+
+/** The error recorded when the rescuer takes a job back from a silent worker. */
+const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
+
+/**
+ * How often a claim runs again after losing a partition race (jobs_partition_processing).
+ * A race needs a partition's job to turn live during the claim statement itself, so a second
+ * run, on a fresh snapshot, practically always succeeds; past the limit the claim takes nothing.
+ */
+const CLAIM_RUNS = 3;
+
+/** How often enqueue asks again for keys whose live job a concurrent enqueue committed. */
+const ENQUEUE_RUNS = 3;
+
+type EnqueueRow = JobRow & { o: number; created: boolean };
+
+export class PostgresJobs implements JobOperations {
+  private readonly sql: JobQueries;
+
+  constructor(private readonly ctx: PgContext) {
+    this.sql = jobQueries(ctx.quotedSchema);
+  }
+
+  /**
+   * Only the first spec of each (queue, key) is sent; later ones share its answer with
+   * `created: false`. A key whose conflicting job was committed by a concurrent enqueue after
+   * the statement's snapshot gets no row back (DO NOTHING returns nothing, and the snapshot
+   * cannot see that job); such specs are sent again, and a fresh snapshot finds the job.
+   */
+  async jobEnqueue(p: JobEnqueueParams): Promise<EnqueueOutcome[]> {
+    if (p.jobs.length === 0) return this.nothing([]);
+    const leaderOf: number[] = [];
+    const firstByKey = new Map<string, number>();
+    let unresolved: number[] = [];
+    p.jobs.forEach((spec, i) => {
+      const k = spec.key == null ? undefined : JSON.stringify([spec.queue, spec.key]);
+      const first = k === undefined ? undefined : firstByKey.get(k);
+      if (first !== undefined) {
+        leaderOf.push(first);
+        return;
+      }
+      if (k !== undefined) firstByKey.set(k, i);
+      leaderOf.push(i);
+      unresolved.push(i);
+    });
+    const answers = new Map<number, EnqueueOutcome>();
+    for (let run = 0; unresolved.length > 0 && run < ENQUEUE_RUNS; run++) {
+      const input = unresolved.map((i) => specJson(i, p.jobs[i]!));
+      const rows = await this.ctx.query<EnqueueRow>(
+        'JobEnqueue',
+        this.sql.JobEnqueue,
+        [JSON.stringify(input), this.ctx.pinnedNow(), this.ctx.notifyChannel],
+        p.tx,
+      );
+      // Rows come ordered by ordinal, a created row first: the first row of an ordinal wins.
+      for (const row of rows)
+        if (!answers.has(row.o)) answers.set(row.o, { job: mapJob(row), created: row.created });
+      unresolved = unresolved.filter((i) => !answers.has(i));
+    }
+    if (unresolved.length > 0) {
+      const spec = p.jobs[unresolved[0]!]!;
+      throw new ConflictError(
+        `the live job of queue "${spec.queue}" with key "${spec.key}" kept changing during enqueue; retry`,
+        { queue: spec.queue, key: spec.key },
+      );
+    }
+    return leaderOf.map((leader, i) => {
+      const answer = answers.get(leader)!;
+      return leader === i ? answer : { job: answer.job, created: false };
+    });
+  }
+
+  async jobClaimBatch(p: JobClaimParams): Promise<Job[]> {
+    const queues = [...new Set(p.queues)];
+    if (queues.length === 0 || p.limit <= 0) return this.nothing([]);
+    for (let run = 1; ; run++) {
+      try {
+        const rows = await this.ctx.query<JobRow>('JobClaimBatch', this.sql.JobClaimBatch, [
+          queues,
+          p.workerId,
+          p.limit,
+          p.leaseTtlMs,
+          this.ctx.pinnedNow(),
+        ]);
+        return rows.map(mapJob);
+      } catch (error) {
+        if (!lostPartitionRace(error)) throw error;
+        if (run >= CLAIM_RUNS) return [];
+      }
+    }
+  }
+
+  async jobRenewLeases(p: JobRenewParams): Promise<JobRenewed[]> {
+    const refs = distinctRefs(p.jobs);
+    if (refs.length === 0) return this.nothing([]);
+    const rows = await this.ctx.query<{ id: string; lease_expires_at: Date }>(
+      'JobRenewLeases',
+      this.sql.JobRenewLeases,
+      [
+        p.workerId,
+        refs.map((r) => r.ref.id),
+        refs.map((r) => r.ref.generation),
+        refs.map((r) => r.o),
+        p.leaseTtlMs,
+        this.ctx.pinnedNow(),
+      ],
+    );
+    return rows.map((row) => ({
+      id: toSafeInteger(row.id, 'jobs.id'),
+      leaseExpiresAt: row.lease_expires_at,
+    }));
+  }
+
+  async jobComplete(p: JobCompleteParams): Promise<number[]> {
+    const refs = distinctRefs(p.jobs);
+    if (refs.length === 0) return this.nothing([]);
+    const rows = await this.ctx.query<{ id: string }>(
+      'JobComplete',
+      this.sql.JobComplete,
+      [
+        p.workerId,
+        refs.map((r) => r.ref.id),
+        refs.map((r) => r.ref.generation),
+        refs.map((r) => jsonText(r.ref.result)),
+        refs.map((r) => r.o),
+        this.ctx.pinnedNow(),
+        this.ctx.notifyChannel,
+      ],
+      p.tx,
+    );
+    return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
+  }
+
+  async jobFail(p: JobFailParams): Promise<JobFailOutcome[]> {
+    const refs = distinctRefs(p.jobs);
+    if (refs.length === 0) return this.nothing([]);
+    const rows = await this.ctx.query<{ id: string; status: 'pending' | 'dead' }>(
+      'JobFail',
+      this.sql.JobFail,
+      [
+        p.workerId,
+        refs.map((r) => r.ref.id),
+        refs.map((r) => r.ref.generation),
+        refs.map((r) => r.ref.error),
+        refs.map((r) => r.ref.retryDelayMs),
+        refs.map((r) => r.ref.final === true),
+        refs.map((r) => r.o),
+        this.ctx.pinnedNow(),
+        this.ctx.notifyChannel,
+      ],
+    );
+    return rows.map((row) => ({
+      id: toSafeInteger(row.id, 'jobs.id'),
+      outcome: row.status === 'dead' ? 'dead' : 'retried',
+    }));
+  }
+
+  async jobHandBack(p: { workerId: string; jobs: readonly JobLeaseRef[] }): Promise<number[]> {
+    const refs = distinctRefs(p.jobs);
+    if (refs.length === 0) return this.nothing([]);
+    const rows = await this.ctx.query<{ id: string }>('JobHandBack', this.sql.JobHandBack, [
+      p.workerId,
+      refs.map((r) => r.ref.id),
+      refs.map((r) => r.ref.generation),
+      refs.map((r) => r.o),
+      this.ctx.pinnedNow(),
+      this.ctx.notifyChannel,
+    ]);
+    return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
+  }
+
+  jobCancel(p: { id: number }): Promise<Job | null> {
+    return this.oneJob('JobCancel', this.sql.JobCancel, [
+      p.id,
+      this.ctx.pinnedNow(),
+      this.ctx.notifyChannel,
+    ]);
+  }
+
+  async jobRetry(p: { id: number }): Promise<Job | null> {
+    try {
+      return await this.oneJob('JobRetry', this.sql.JobRetry, [
+        p.id,
+        this.ctx.pinnedNow(),
+        this.ctx.notifyChannel,
+      ]);
+    } catch (error) {
+      if (violated(error) !== 'jobs_live_key') throw error;
+      const job = await this.jobGet({ id: p.id });
+      throw new ConflictError(`a live job of queue "${job?.queue}" already has key "${job?.key}"`, {
+        id: p.id,
+        queue: job?.queue,
+        key: job?.key,
+      });
+    }
+  }
+
+  async jobDelete(p: { id: number }): Promise<boolean> {
+    const rows = await this.ctx.query<{ deleted: number }>('JobDelete', this.sql.JobDelete, [
+      p.id,
+      this.ctx.notifyChannel,
+    ]);
+    return (rows[0]?.deleted ?? 0) > 0;
+  }
+
+  jobGet(p: { id: number }): Promise<Job | null> {
+    return this.oneJob('JobGet', this.sql.JobGet, [p.id]);
+  }
+
+  /** Newest first (id descending), as `GET /api/jobs` and the dashboard present them. */
+  async jobList(p: JobListParams): Promise<Job[]> {
+    const rows = await this.ctx.query<JobRow>('JobList', this.sql.JobList, [
+      p.queue ?? null,
+      p.status ?? null,
+      p.partitionKey ?? null,
+      p.limit,
+      p.offset,
+    ]);
+    return rows.map(mapJob);
+  }
+
+  /** One row per (queue, status) with at least one job, by queue then lifecycle order. */
+  async jobCounts(): Promise<JobCount[]> {
+    const rows = await this.ctx.query<{ queue: string; status: JobCount['status']; count: string }>(
+      'JobCounts',
+      this.sql.JobCounts,
+      [],
+    );
+    return rows.map((row) => ({
+      queue: row.queue,
+      status: row.status,
+      count: toSafeInteger(row.count, 'count'),
+    }));
+  }
+
+  async jobRescueExpired(p: JobRescueParams): Promise<JobRescueResult> {
+    if (p.limit <= 0) return this.nothing({ rescued: 0, deadLettered: 0 });
+    const rows = await this.ctx.query<{ rescued: number; dead_lettered: number }>(
+      'JobRescueExpired',
+      this.sql.JobRescueExpired,
+      [
+        p.limit,
+        p.backoff.baseMs,
+        p.backoff.capMs,
+        LEASE_EXPIRED,
+        this.ctx.pinnedNow(),
+        this.ctx.notifyChannel,
+      ],
+    );
+    return { rescued: rows[0]?.rescued ?? 0, deadLettered: rows[0]?.dead_lettered ?? 0 };
+  }
+
+  async jobPrune(p: JobPruneParams): Promise<number> {
+    if (p.limit <= 0) return this.nothing(0);
+    const rows = await this.ctx.query<{ pruned: number }>('JobPrune', this.sql.JobPrune, [
+      p.olderThanMs,
+      p.limit,
+      this.ctx.pinnedNow(),
+    ]);
+    return rows[0]?.pruned ?? 0;
+  }
+
+  /** The answer to a call that needs no statement; a closed engine still refuses it. */
+  private nothing<T>(answer: T): T {
+    this.ctx.assertOpen();
+    return answer;
+  }
+
+  private async oneJob(name: string, text: string, values: unknown[]): Promise<Job | null> {
+    const rows = await this.ctx.query<JobRow>(name, text, values);
+    return rows[0] ? mapJob(rows[0]) : null;
+  }
+}
+
+/** One element of the JobEnqueue input (the jsonb_to_recordset columns). */
+function specJson(o: number, spec: JobSpec): Record<string, unknown> {
+  return {
+    o,
+    queue: spec.queue,
+    type: spec.type ?? null,
+    key: spec.key ?? null,
+    // Through JSON as jsonb stores it: undefined becomes null, a Date its ISO string.
+    payload: spec.payload ?? null,
+    headers: spec.headers ?? {},
+    partition_key: spec.partitionKey ?? null,
+    priority: spec.priority ?? 0,
+    run_at: spec.runAt ? spec.runAt.toISOString() : null,
+    delay_ms: spec.delayMs ?? 0,
+    max_attempts: spec.maxAttempts,
+  };
+}
+
+/** A JSON value as text for a jsonb[] parameter; undefined (and functions) become null. */
+function jsonText(value: unknown): string {
+  return JSON.stringify(value ?? null) ?? 'null';
+}
+
+/**
+ * Batch input without repeated (id, generation) pairs, the first kept, with its ordinal `o` so
+ * the answer keeps input order; sorted by id, so concurrent batches lock rows in one order and
+ * cannot deadlock each other.
+ */
+function distinctRefs<R extends JobLeaseRef>(refs: readonly R[]): { ref: R; o: number }[] {
+  const seen = new Set<string>();
+  const out: { ref: R; o: number }[] = [];
+  refs.forEach((ref, o) => {
+    const k = `${ref.id}:${ref.generation}`;
+    if (seen.has(k)) return;
+    seen.add(k);
+    out.push({ ref, o });
+  });
+  return out.sort((a, b) => a.ref.id - b.ref.id || a.o - b.o);
+}
+
+/** The name of the unique index or constraint a driver error violated, if any. */
+function violated(error: unknown): string | undefined {
+  if (!(error instanceof LeaseholdError)) return undefined;
+  const cause = error.cause as { code?: string; constraint?: string } | undefined;
+  return cause?.code === '23505' ? cause.constraint : undefined;
+}
+
+/**
+ * The claim lost a partition race: the database refused a second processing job of one
+ * partition, or two such refusals deadlocked. Both rolled the claim back entirely.
+ */
+function lostPartitionRace(error: unknown): boolean {
+  if (violated(error) === 'jobs_partition_processing') return true;
+  const cause = error instanceof LeaseholdError ? (error.cause as { code?: string }) : undefined;
+  return cause?.code === '40P01';
+}
