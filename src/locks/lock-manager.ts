@@ -1,0 +1,65 @@
+/**
+ * `lh.locks`: builds lock handles of the three flavours, validating names and options once, at
+ * construction. Each call returns a new, independent handle: two handles on one name contend
+ * like two processes would. The manager holds no locks itself; it only shares the wake-ups of
+ * lease-lock waiters among its handles.
+ *
+ * | flavour  | held by                          | token | frees itself when         |
+ * |----------|----------------------------------|-------|---------------------------|
+ * | advisory | a dedicated connection           | none  | the connection drops      |
+ * | session  | an open transaction on one       | yes   | the connection drops      |
+ * | lease    | a row with an expiry (renewed)   | yes   | the term expires          |
+ *
+ * Advisory and session locks need the connection to stay one server session for the whole
+ * term: behind pgbouncer they need session pooling (docs/locks-and-elections.md).
+ */
+import type { Clock } from '../core/clock.js';
+import { UnsupportedError } from '../core/errors.js';
+import { requireName } from '../core/validate.js';
+import type { Engine, EngineCapabilities } from '../engine/engine.js';
+import { AdvisoryLock } from './advisory-lock.js';
+import { LeaseLock, leaseLockSettings, type LeaseLockOptions } from './lease-lock.js';
+import { SessionLock } from './session-lock.js';
+import { LockWakeups } from './wait.js';
+
+export class LockManager {
+  private readonly wakeups: LockWakeups;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly clock: Clock = engine.clock,
+  ) {
+    this.wakeups = new LockWakeups(engine);
+  }
+
+  /** A PostgreSQL advisory lock on a dedicated connection. No fencing token: `Lock<null>`. */
+  advisory(name: string): AdvisoryLock {
+    this.requireCapability('advisoryLocks', 'advisory');
+    return new AdvisoryLock(this.engine, requireName('name', name), this.clock);
+  }
+
+  /** A row lock held by an open transaction on a dedicated connection, with a fencing token. */
+  session(name: string): SessionLock {
+    this.requireCapability('sessionLocks', 'session');
+    return new SessionLock(this.engine, requireName('name', name), this.clock);
+  }
+
+  /** A table lease with auto-renew, quiet period, lockAtLeast and lock delay. */
+  lease(name: string, options: LeaseLockOptions): LeaseLock {
+    const checkedName = requireName('name', name);
+    return new LeaseLock(
+      this.engine,
+      checkedName,
+      leaseLockSettings(options),
+      this.wakeups,
+      this.clock,
+    );
+  }
+
+  private requireCapability(capability: keyof EngineCapabilities, flavour: string): void {
+    if (!this.engine.capabilities[capability])
+      throw new UnsupportedError(
+        `${flavour} locks need a dedicated database session, which the ${this.engine.name} engine does not offer here`,
+      );
+  }
+}
