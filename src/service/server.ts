@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { InvalidArgumentError } from '../core/errors.js';
+import type { MaintainerOptions } from '../queue/maintenance/maintainer.js';
 import { buildApp, type BuildAppOptions } from './app.js';
 
 export interface ServerOptions extends BuildAppOptions {
@@ -12,6 +13,12 @@ export interface ServerOptions extends BuildAppOptions {
   port?: number;
   /** Serve without API keys on a non-loopback address. */
   insecure?: boolean;
+  /**
+   * Queue housekeeping beside the service (rescue expired task leases, mark silent workers
+   * dead, prune): on by default, since the task API relies on it; every instance runs one and
+   * each cycle runs on only one of them. `false` when something else runs it.
+   */
+  maintenance?: MaintainerOptions | false;
 }
 
 export interface RunningServer {
@@ -37,12 +44,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
   const app = await buildApp(options);
   await app.listen({ host, port });
+  const maintainer =
+    options.maintenance === false ? undefined : options.lh.maintainer(options.maintenance ?? {});
+  maintainer?.start();
   const address = app.server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   return {
     app,
     url: `http://${shownHost}:${actualPort}`,
-    close: () => app.close(),
+    close: async () => {
+      await maintainer?.stop();
+      await app.close();
+    },
   };
 }

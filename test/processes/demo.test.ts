@@ -36,8 +36,10 @@ describe('leasehold demo', () => {
         '1500',
         '--crash-rate',
         '1',
+        // Tasks take 1-5 s and two workers stay healthy: generating slower than they finish
+        // keeps the queue short, so a rescued task is not stuck behind a growing backlog.
         '--generator-interval',
-        '300',
+        '2000',
         '--generator-ttl',
         '2000',
       ]);

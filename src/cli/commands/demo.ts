@@ -72,6 +72,8 @@ export function registerDemo(program: Command, ctx: CliContext): void {
           lh,
           port: o.port,
           logger: processLogger('leasehold-demo').child({}, { level: 'warn' }),
+          // Crashed workers' tasks come back within about a second of their lease ending.
+          maintenance: { interval: 500, rescueBackoff: { baseMs: 0, capMs: 500 } },
         });
         const demo = await startDemo({
           lh,

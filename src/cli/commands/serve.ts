@@ -82,6 +82,7 @@ export function registerServe(program: Command, ctx: CliContext): void {
           insecure: opts.insecure ?? false,
           apiKeys,
           instanceId,
+          maintenance: { interval: opts.maintenanceInterval, logger: asLogger(log) },
           // Request lines are info-level in Fastify: shown only with --log-requests.
           logger: log.child(
             { instance: instanceId },
@@ -104,20 +105,8 @@ export function registerServe(program: Command, ctx: CliContext): void {
           );
           generator.start();
         }
-        // Queue housekeeping (rescue expired task leases, mark silent workers dead, prune):
-        // every instance runs a maintainer, and each cycle runs on only one of them.
-        const maintainer = lh.maintainer({
-          interval: opts.maintenanceInterval,
-          logger: asLogger(log),
-        });
-        maintainer.events.on('maintenance:ran', (cycle) => {
-          if (cycle.rescue > 0 || cycle['sweep-workers'] > 0)
-            log.info(cycle, 'maintenance rescued tasks or marked workers dead');
-        });
-        maintainer.start();
         await untilShutdown();
         log.info({}, 'shutting down');
-        await maintainer.stop();
         await generator?.stop();
         await server.close();
       } finally {
