@@ -5,15 +5,17 @@
  */
 import type { Clock } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
-import { ClosedError, UnsupportedError } from '../../core/errors.js';
+import { ClosedError } from '../../core/errors.js';
 import type { Engine, EngineCapabilities, MigrationReport } from '../engine.js';
 import type { JobOperations, WorkerOperations } from '../jobs.js';
 import type { LockOperations } from '../locks.js';
 import type { NotificationOperations } from '../notifications.js';
 import { MemoryControls } from './memory-controls.js';
+import { MemoryJobs } from './memory-jobs.js';
 import { MemoryLeases } from './memory-leases.js';
 import { MemoryLocks } from './memory-locks.js';
 import { MemoryNotifier } from './memory-notifier.js';
+import { MemoryWorkers } from './memory-workers.js';
 
 export interface MemoryEngineOptions {
   /** Decides validity and drives timers. Give a ManualClock to control time in tests. */
@@ -104,34 +106,40 @@ export class MemoryEngine implements Engine {
   fenceCheck: LockOperations['fenceCheck'] = async (p) => this.open(this.locks).fenceCheck(p);
   fenceGet: LockOperations['fenceGet'] = async (p) => this.open(this.locks).fenceGet(p);
 
-  // --- jobs and workers (built with the queue issue) ----------------------------------------
-  jobEnqueue: JobOperations['jobEnqueue'] = () => notBuilt('jobEnqueue');
-  jobClaimBatch: JobOperations['jobClaimBatch'] = () => notBuilt('jobClaimBatch');
-  jobRenewLeases: JobOperations['jobRenewLeases'] = () => notBuilt('jobRenewLeases');
-  jobComplete: JobOperations['jobComplete'] = () => notBuilt('jobComplete');
-  jobFail: JobOperations['jobFail'] = () => notBuilt('jobFail');
-  jobHandBack: JobOperations['jobHandBack'] = () => notBuilt('jobHandBack');
-  jobCancel: JobOperations['jobCancel'] = () => notBuilt('jobCancel');
-  jobRetry: JobOperations['jobRetry'] = () => notBuilt('jobRetry');
-  jobDelete: JobOperations['jobDelete'] = () => notBuilt('jobDelete');
-  jobGet: JobOperations['jobGet'] = () => notBuilt('jobGet');
-  jobList: JobOperations['jobList'] = () => notBuilt('jobList');
-  jobCounts: JobOperations['jobCounts'] = () => notBuilt('jobCounts');
-  jobRescueExpired: JobOperations['jobRescueExpired'] = () => notBuilt('jobRescueExpired');
-  jobPrune: JobOperations['jobPrune'] = () => notBuilt('jobPrune');
-  workerRegister: WorkerOperations['workerRegister'] = () => notBuilt('workerRegister');
-  workerHeartbeat: WorkerOperations['workerHeartbeat'] = () => notBuilt('workerHeartbeat');
-  workerList: WorkerOperations['workerList'] = () => notBuilt('workerList');
-  workerMarkDead: WorkerOperations['workerMarkDead'] = () => notBuilt('workerMarkDead');
+  // --- jobs and workers ---------------------------------------------------------------------
+  private readonly jobs = new MemoryJobs(
+    () => this.clock.now(),
+    (topic, payload) => this.notifier.publish(topic, payload),
+  );
+  private readonly workers = new MemoryWorkers(() => this.clock.now());
+  jobEnqueue: JobOperations['jobEnqueue'] = async (p) => this.open(this.jobs).jobEnqueue(p);
+  jobClaimBatch: JobOperations['jobClaimBatch'] = async (p) =>
+    this.open(this.jobs).jobClaimBatch(p);
+  jobRenewLeases: JobOperations['jobRenewLeases'] = async (p) =>
+    this.open(this.jobs).jobRenewLeases(p);
+  jobComplete: JobOperations['jobComplete'] = async (p) => this.open(this.jobs).jobComplete(p);
+  jobFail: JobOperations['jobFail'] = async (p) => this.open(this.jobs).jobFail(p);
+  jobHandBack: JobOperations['jobHandBack'] = async (p) => this.open(this.jobs).jobHandBack(p);
+  jobCancel: JobOperations['jobCancel'] = async (p) => this.open(this.jobs).jobCancel(p);
+  jobRetry: JobOperations['jobRetry'] = async (p) => this.open(this.jobs).jobRetry(p);
+  jobDelete: JobOperations['jobDelete'] = async (p) => this.open(this.jobs).jobDelete(p);
+  jobGet: JobOperations['jobGet'] = async (p) => this.open(this.jobs).jobGet(p);
+  jobList: JobOperations['jobList'] = async (p) => this.open(this.jobs).jobList(p);
+  jobCounts: JobOperations['jobCounts'] = async () => this.open(this.jobs).jobCounts();
+  jobRescueExpired: JobOperations['jobRescueExpired'] = async (p) =>
+    this.open(this.jobs).jobRescueExpired(p);
+  jobPrune: JobOperations['jobPrune'] = async (p) => this.open(this.jobs).jobPrune(p);
+  workerRegister: WorkerOperations['workerRegister'] = async (p) =>
+    this.open(this.workers).workerRegister(p);
+  workerHeartbeat: WorkerOperations['workerHeartbeat'] = async (p) =>
+    this.open(this.workers).workerHeartbeat(p);
+  workerList: WorkerOperations['workerList'] = async (p) => this.open(this.workers).workerList(p);
+  workerMarkDead: WorkerOperations['workerMarkDead'] = async (p) =>
+    this.open(this.workers).workerMarkDead(p);
 
   /** Every family call passes here, so nothing runs on a closed engine. */
   private open<T>(family: T): T {
     if (this.closed) throw new ClosedError('MemoryEngine');
     return family;
   }
-}
-
-// Development placeholder while the families are being built; removed before release.
-function notBuilt(operation: string): Promise<never> {
-  return Promise.reject(new UnsupportedError(`${operation} is not built yet`));
 }

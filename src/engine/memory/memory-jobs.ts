@@ -1,0 +1,402 @@
+/**
+ * The job family in process, with the rules of src/engine/jobs.ts. Each method runs to
+ * completion without awaiting, so each is atomic like the one statement it mirrors, and a claim
+ * can never hand the same job to two workers.
+ *
+ * A job record is mutated in place; callers only ever see deep copies (`view`), and payloads,
+ * headers and results go through JSON on the way in, exactly as they would through jsonb, so a
+ * program moving from memory to PostgreSQL sees the same values.
+ *
+ * Dedup keys are indexed lazily: `liveKeys` maps (queue, key) to the job that last took the key,
+ * and an entry is trusted only while that job is still live (pending or processing).
+ */
+import { backoffDelay } from '../../core/backoff.js';
+import { ConflictError, UnsupportedError } from '../../core/errors.js';
+import { JOB_STATUSES, type Job, type JobAttemptError } from '../../core/types.js';
+import type { CallerTransaction } from '../engine.js';
+import type {
+  EnqueueOutcome,
+  JobClaimParams,
+  JobCompleteParams,
+  JobCount,
+  JobEnqueueParams,
+  JobFailOutcome,
+  JobFailParams,
+  JobLeaseRef,
+  JobListParams,
+  JobOperations,
+  JobPruneParams,
+  JobRenewed,
+  JobRenewParams,
+  JobRescueParams,
+  JobRescueResult,
+  JobSpec,
+} from '../jobs.js';
+
+/** The topic announcing claimable work, with the queue name as payload (jobs.ts). */
+const JOBS_TOPIC = 'jobs';
+/** Failed attempts kept on a job, newest last (core/types JobAttemptError). */
+const ERRORS_KEPT = 20;
+/** The error recorded when the rescuer takes a job back from a silent worker. */
+const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
+
+type JobRecord = { -readonly [K in keyof Job]: Job[K] };
+
+export class MemoryJobs implements JobOperations {
+  /** Every job, in id order: ids only grow and a Map iterates in insertion order. */
+  private readonly jobs = new Map<number, JobRecord>();
+  private readonly liveKeys = new Map<string, number>();
+  private nextId = 1;
+
+  constructor(
+    private readonly now: () => Date,
+    /** Announces claimable work on topic `jobs`, as the SQL of the PostgreSQL engine does inline. */
+    private readonly publish: (topic: string, payload: string) => void,
+  ) {}
+
+  async jobEnqueue(p: JobEnqueueParams): Promise<EnqueueOutcome[]> {
+    refuseTransaction(p.tx);
+    const now = this.now();
+    const woken = new Set<string>();
+    const outcomes = p.jobs.map((spec): EnqueueOutcome => {
+      const existing = spec.key == null ? undefined : this.liveByKey(spec.queue, spec.key);
+      if (existing) return { job: view(existing), created: false };
+      const record = this.insert(spec, now);
+      woken.add(record.queue);
+      return { job: view(record), created: true };
+    });
+    this.announce(woken);
+    return outcomes;
+  }
+
+  async jobClaimBatch(p: JobClaimParams): Promise<Job[]> {
+    const now = this.now();
+    const leaseExpiresAt = new Date(now.getTime() + p.leaseTtlMs);
+    const taken = this.claimable(new Set(p.queues), now)
+      .sort(claimOrder)
+      .slice(0, Math.max(0, p.limit));
+    return taken.map((r) => {
+      Object.assign(r, {
+        status: 'processing',
+        attempts: r.attempts + 1,
+        generation: r.generation + 1,
+        claimedBy: p.workerId,
+        claimedAt: now,
+        leaseExpiresAt,
+        updatedAt: now,
+      });
+      return view(r);
+    });
+  }
+
+  async jobRenewLeases(p: JobRenewParams): Promise<JobRenewed[]> {
+    const now = this.now();
+    const leaseExpiresAt = new Date(now.getTime() + p.leaseTtlMs);
+    const renewed: JobRenewed[] = [];
+    const seen = new Set<number>();
+    for (const ref of p.jobs) {
+      const r = this.owned(p.workerId, ref);
+      if (!r || seen.has(r.id) || (r.leaseExpiresAt?.getTime() ?? 0) <= now.getTime()) continue;
+      seen.add(r.id);
+      Object.assign(r, { leaseExpiresAt, updatedAt: now });
+      renewed.push({ id: r.id, leaseExpiresAt: new Date(leaseExpiresAt.getTime()) });
+    }
+    return renewed;
+  }
+
+  async jobComplete(p: JobCompleteParams): Promise<number[]> {
+    refuseTransaction(p.tx);
+    const now = this.now();
+    const woken = new Set<string>();
+    const accepted: number[] = [];
+    for (const completion of p.jobs) {
+      const r = this.owned(p.workerId, completion);
+      if (!r) continue;
+      this.finish(r, 'completed', now, woken);
+      r.result = toJson(completion.result);
+      accepted.push(r.id);
+    }
+    this.announce(woken);
+    return accepted;
+  }
+
+  async jobFail(p: JobFailParams): Promise<JobFailOutcome[]> {
+    const now = this.now();
+    const woken = new Set<string>();
+    const outcomes: JobFailOutcome[] = [];
+    for (const failure of p.jobs) {
+      const r = this.owned(p.workerId, failure);
+      if (!r) continue;
+      recordError(r, failure.error, now);
+      if (failure.final === true || r.attempts >= r.maxAttempts) {
+        this.finish(r, 'dead', now, woken);
+        outcomes.push({ id: r.id, outcome: 'dead' });
+        continue;
+      }
+      const delayMs = Math.max(0, failure.retryDelayMs);
+      this.makePending(r, new Date(now.getTime() + delayMs), now);
+      if (delayMs === 0) woken.add(r.queue);
+      outcomes.push({ id: r.id, outcome: 'retried' });
+    }
+    this.announce(woken);
+    return outcomes;
+  }
+
+  async jobHandBack(p: { workerId: string; jobs: readonly JobLeaseRef[] }): Promise<number[]> {
+    const now = this.now();
+    const woken = new Set<string>();
+    const handedBack: number[] = [];
+    for (const ref of p.jobs) {
+      const r = this.owned(p.workerId, ref);
+      if (!r) continue;
+      this.makePending(r, now, now);
+      r.attempts = Math.max(0, r.attempts - 1);
+      woken.add(r.queue);
+      handedBack.push(r.id);
+    }
+    this.announce(woken);
+    return handedBack;
+  }
+
+  async jobCancel(p: { id: number }): Promise<Job | null> {
+    const r = this.jobs.get(p.id);
+    if (!r) return null;
+    if (isLive(r)) {
+      const woken = new Set<string>();
+      this.finish(r, 'cancelled', this.now(), woken);
+      this.announce(woken);
+    }
+    return view(r);
+  }
+
+  async jobRetry(p: { id: number }): Promise<Job | null> {
+    const r = this.jobs.get(p.id);
+    if (!r || isLive(r)) return null;
+    if (r.key !== null && this.liveByKey(r.queue, r.key)) {
+      throw new ConflictError(`a live job of queue "${r.queue}" already has key "${r.key}"`, {
+        id: r.id,
+        queue: r.queue,
+        key: r.key,
+      });
+    }
+    const now = this.now();
+    this.makePending(r, now, now);
+    Object.assign(r, { attempts: 0, result: null, finishedAt: null });
+    if (r.key !== null) this.liveKeys.set(dedupKey(r.queue, r.key), r.id);
+    this.announce(new Set([r.queue]));
+    return view(r);
+  }
+
+  async jobDelete(p: { id: number }): Promise<boolean> {
+    const r = this.jobs.get(p.id);
+    if (!r || r.status === 'processing') return false;
+    this.jobs.delete(r.id);
+    // A pending partition head leaving lets the next job of its partition run.
+    if (r.status === 'pending' && r.partitionKey !== null) this.announce(new Set([r.queue]));
+    return true;
+  }
+
+  async jobGet(p: { id: number }): Promise<Job | null> {
+    const r = this.jobs.get(p.id);
+    return r ? view(r) : null;
+  }
+
+  /** Newest first (id descending), as `GET /api/jobs` and the dashboard present them. */
+  async jobList(p: JobListParams): Promise<Job[]> {
+    const matches = [...this.jobs.values()].filter(
+      (r) =>
+        (p.queue === undefined || r.queue === p.queue) &&
+        (p.status === undefined || r.status === p.status) &&
+        (p.partitionKey === undefined || r.partitionKey === p.partitionKey),
+    );
+    return matches
+      .reverse()
+      .slice(p.offset, p.offset + p.limit)
+      .map(view);
+  }
+
+  /** One row per (queue, status) with at least one job, by queue then lifecycle order. */
+  async jobCounts(): Promise<JobCount[]> {
+    const counts = new Map<string, Map<string, number>>();
+    for (const r of this.jobs.values()) {
+      let byStatus = counts.get(r.queue);
+      if (!byStatus) counts.set(r.queue, (byStatus = new Map()));
+      byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
+    }
+    return [...counts.keys()].sort().flatMap((queue) =>
+      JOB_STATUSES.flatMap((status) => {
+        const count = counts.get(queue)?.get(status) ?? 0;
+        return count > 0 ? [{ queue, status, count }] : [];
+      }),
+    );
+  }
+
+  async jobRescueExpired(p: JobRescueParams): Promise<JobRescueResult> {
+    const now = this.now();
+    const expired = [...this.jobs.values()]
+      .filter((r) => r.status === 'processing' && leaseEnd(r) <= now.getTime())
+      .sort((a, b) => leaseEnd(a) - leaseEnd(b) || a.id - b.id)
+      .slice(0, Math.max(0, p.limit));
+    const woken = new Set<string>();
+    let rescued = 0;
+    let deadLettered = 0;
+    for (const r of expired) {
+      recordError(r, LEASE_EXPIRED, now);
+      if (r.attempts >= r.maxAttempts) {
+        this.finish(r, 'dead', now, woken);
+        deadLettered++;
+        continue;
+      }
+      const delayMs = backoffDelay(p.backoff, r.attempts);
+      this.makePending(r, new Date(now.getTime() + delayMs), now);
+      if (delayMs === 0) woken.add(r.queue);
+      rescued++;
+    }
+    this.announce(woken);
+    return { rescued, deadLettered };
+  }
+
+  async jobPrune(p: JobPruneParams): Promise<number> {
+    const cutoff = this.now().getTime() - p.olderThanMs;
+    const old = [...this.jobs.values()]
+      .filter((r) => !isLive(r) && r.finishedAt !== null && r.finishedAt.getTime() < cutoff)
+      .sort(
+        (a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0) || a.id - b.id,
+      )
+      .slice(0, Math.max(0, p.limit));
+    for (const r of old) this.jobs.delete(r.id);
+    return old.length;
+  }
+
+  private insert(spec: JobSpec, now: Date): JobRecord {
+    const availableAt = spec.runAt
+      ? new Date(spec.runAt.getTime())
+      : new Date(now.getTime() + Math.max(0, spec.delayMs ?? 0));
+    const record: JobRecord = {
+      id: this.nextId++,
+      queue: spec.queue,
+      type: spec.type ?? null,
+      key: spec.key ?? null,
+      payload: toJson(spec.payload),
+      headers: toJson(spec.headers ?? {}) as Record<string, string>,
+      partitionKey: spec.partitionKey ?? null,
+      priority: spec.priority ?? 0,
+      status: 'pending',
+      attempts: 0,
+      maxAttempts: spec.maxAttempts,
+      availableAt,
+      claimedBy: null,
+      claimedAt: null,
+      leaseExpiresAt: null,
+      generation: 0,
+      result: null,
+      lastError: null,
+      errors: [],
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+    };
+    this.jobs.set(record.id, record);
+    if (record.key !== null) this.liveKeys.set(dedupKey(record.queue, record.key), record.id);
+    return record;
+  }
+
+  /**
+   * Pending jobs of these queues that are available now and, when partitioned, the oldest
+   * unfinished job of a partition with nothing processing. The second test matters after an
+   * operator retries an old job: it becomes the oldest while a younger one is still running.
+   */
+  private claimable(queues: ReadonlySet<string>, now: Date): JobRecord[] {
+    const inQueues = [...this.jobs.values()].filter((r) => queues.has(r.queue) && isLive(r));
+    // Partitions that are busy, or whose head (first live job in id order) has been seen.
+    const taken = new Set(
+      inQueues
+        .filter((r) => r.status === 'processing' && r.partitionKey !== null)
+        .map((r) => dedupKey(r.queue, r.partitionKey!)),
+    );
+    const claimable: JobRecord[] = [];
+    for (const r of inQueues) {
+      if (r.partitionKey !== null) {
+        const partition = dedupKey(r.queue, r.partitionKey);
+        if (taken.has(partition)) continue;
+        taken.add(partition);
+      }
+      if (r.status === 'pending' && r.availableAt.getTime() <= now.getTime()) claimable.push(r);
+    }
+    return claimable;
+  }
+
+  /** The job if `workerId` holds it under this generation; lease expiry is not checked here. */
+  private owned(workerId: string, ref: JobLeaseRef): JobRecord | undefined {
+    const r = this.jobs.get(ref.id);
+    return r?.status === 'processing' && r.claimedBy === workerId && r.generation === ref.generation
+      ? r
+      : undefined;
+  }
+
+  private liveByKey(queue: string, key: string): JobRecord | undefined {
+    const id = this.liveKeys.get(dedupKey(queue, key));
+    const r = id === undefined ? undefined : this.jobs.get(id);
+    return r && isLive(r) && r.queue === queue && r.key === key ? r : undefined;
+  }
+
+  /** Back to pending; claimedBy and claimedAt stay as the record of the last claim. */
+  private makePending(r: JobRecord, availableAt: Date, now: Date): void {
+    Object.assign(r, { status: 'pending', availableAt, leaseExpiresAt: null, updatedAt: now });
+  }
+
+  /** To a final status. A partition's next job may now run, so its queue is woken. */
+  private finish(
+    r: JobRecord,
+    status: 'completed' | 'dead' | 'cancelled',
+    now: Date,
+    woken: Set<string>,
+  ): void {
+    Object.assign(r, { status, leaseExpiresAt: null, finishedAt: now, updatedAt: now });
+    if (r.partitionKey !== null) woken.add(r.queue);
+  }
+
+  private announce(queues: ReadonlySet<string>): void {
+    for (const queue of queues) this.publish(JOBS_TOPIC, queue);
+  }
+}
+
+function refuseTransaction(tx: CallerTransaction | undefined): void {
+  if (tx) throw new UnsupportedError('the memory engine cannot join a caller transaction');
+}
+
+function isLive(r: JobRecord): boolean {
+  return r.status === 'pending' || r.status === 'processing';
+}
+
+function leaseEnd(r: JobRecord): number {
+  return r.leaseExpiresAt?.getTime() ?? Number.NEGATIVE_INFINITY;
+}
+
+/** Priority descending, then available_at, then id: the claim order of every engine. */
+function claimOrder(a: JobRecord, b: JobRecord): number {
+  return (
+    b.priority - a.priority || a.availableAt.getTime() - b.availableAt.getTime() || a.id - b.id
+  );
+}
+
+function recordError(r: JobRecord, error: string, now: Date): void {
+  const entry: JobAttemptError = { attempt: r.attempts, at: now, error };
+  r.errors = [...r.errors, entry].slice(-ERRORS_KEPT);
+  r.lastError = error;
+}
+
+/** A collision-free composite key for (queue, key) and (queue, partitionKey). */
+function dedupKey(queue: string, key: string): string {
+  return JSON.stringify([queue, key]);
+}
+
+/** What jsonb would store: undefined becomes null, Dates become strings, and so on. */
+function toJson(value: unknown): unknown {
+  return value === undefined ? null : (JSON.parse(JSON.stringify(value)) as unknown);
+}
+
+/** Callers must not be able to mutate stored state through a returned job, nor vice versa. */
+function view(r: JobRecord): Job {
+  return structuredClone(r);
+}
