@@ -11,9 +11,8 @@ import { backoffDelay, jitter } from '../core/backoff.js';
 import type { Clock, Timer } from '../core/clock.js';
 import type { Job } from '../core/types.js';
 import type { Engine } from '../engine/engine.js';
+import { JOBS_TOPIC } from '../engine/jobs.js';
 import type { Subscription } from '../engine/notifications.js';
-
-export const JOBS_TOPIC = 'jobs';
 
 export interface ProducerOptions {
   engine: Engine;

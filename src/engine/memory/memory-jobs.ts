@@ -14,6 +14,7 @@ import { backoffDelay } from '../../core/backoff.js';
 import { ConflictError, UnsupportedError } from '../../core/errors.js';
 import { JOB_STATUSES, type Job, type JobAttemptError } from '../../core/types.js';
 import type { CallerTransaction } from '../engine.js';
+import { JOBS_TOPIC } from '../jobs.js';
 import type {
   EnqueueOutcome,
   JobClaimParams,
@@ -34,7 +35,6 @@ import type {
 } from '../jobs.js';
 
 /** The topic announcing claimable work, with the queue name as payload (jobs.ts). */
-const JOBS_TOPIC = 'jobs';
 /** Failed attempts kept on a job, newest last (core/types JobAttemptError). */
 const ERRORS_KEPT = 20;
 /** The error recorded when the rescuer takes a job back from a silent worker. */

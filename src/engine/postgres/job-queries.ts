@@ -12,6 +12,7 @@
  * partitioned job that finishes (completed, dead, cancelled, deleted while pending) lets the
  * next job of its partition run, so it wakes its queue too.
  */
+import { JOBS_TOPIC } from '../jobs.js';
 
 /** The jobs columns a Job is mapped from (job-rows.ts), qualified by a table alias. */
 export const jobColumns = (a: string): string =>
@@ -68,7 +69,7 @@ const appendError = (error: string): string => `(
  */
 const notified = (channel: string, source: string, where = 'true'): string =>
   `notified AS (
-    SELECT count(pg_notify(${channel}, 'jobs|' || w.queue)) AS n
+    SELECT count(pg_notify(${channel}, '${JOBS_TOPIC}|' || w.queue)) AS n
     FROM (SELECT DISTINCT queue FROM ${source} WHERE ${where}) w)`;
 
 /**
