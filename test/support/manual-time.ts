@@ -10,7 +10,7 @@ export async function pumpUntil<T>(
   clock: ManualClock,
   what: string,
   condition: () => T | Promise<T>,
-  { stepMs = 5, timeoutMs = 10_000 }: { stepMs?: number; timeoutMs?: number } = {},
+  { stepMs = 5, timeoutMs = 30_000 }: { stepMs?: number; timeoutMs?: number } = {},
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
