@@ -26,7 +26,7 @@ function onlyMayImport(files, allowedNote, forbiddenDirs, extra = [], ignores = 
 }
 
 const allSrcDirs = [
-  'runtime', 'engine', 'leases', 'locks', 'queue', 'service', 'client', 'processes', 'cli',
+  'runtime', 'engine', 'leases', 'locks', 'schedules', 'queue', 'service', 'client', 'processes', 'cli',
   'embedded', 'testing', 'web',
 ];
 

@@ -33,3 +33,54 @@ export {
 export { HeldLease, type HeldLeaseState, type HeldLeaseCallbacks } from './leases/held-lease.js';
 export { defaultMargin } from './leases/trust.js';
 export { defaultHolderId } from './runtime/identity.js';
+// --- queue and workers ---
+export { Queue, type EnqueuedJob, type BulkJob, ENQUEUE_BATCH_MAX } from './queue/queue.js';
+export { QUEUE_LIMITS, type EnqueueOptions } from './queue/enqueue-options.js';
+export { Worker, type WorkerEvents, type WorkerState, type DrainResult } from './queue/worker.js';
+export type { WorkerOptions, JobHandler, JobContext } from './queue/worker-options.js';
+export { PermanentJobError } from './queue/retry-policy.js';
+export {
+  Maintainer,
+  MAINTENANCE_LOCK,
+  type MaintainerOptions,
+  type MaintenanceCycle,
+} from './queue/maintenance/maintainer.js';
+export { shardedPartitionKey } from './queue/partition-shard.js';
+// --- locks and fences ---
+export { LockManager } from './locks/lock-manager.js';
+export type {
+  FencedLock,
+  Lock,
+  LockKind,
+  LockOptions,
+  LockToken,
+  LockedFunction,
+  TryLockResult,
+} from './locks/lock.js';
+export { AdvisoryLock } from './locks/advisory-lock.js';
+export { SessionLock } from './locks/session-lock.js';
+// The engine-level handle of the same name stays reachable under a name of its own.
+export type { SessionLock as EngineSessionLock } from './engine/locks.js';
+export { LeaseLock, type LeaseLockOptions } from './locks/lease-lock.js';
+export { Fence } from './locks/fence.js';
+// --- elections and schedules ---
+export {
+  Election,
+  type ElectionAttempt,
+  type ElectionEvents,
+  type ElectionState,
+  type LeaderInfo,
+} from './locks/elector.js';
+export type {
+  ElectionCallbacks,
+  ElectionOptions,
+  ElectionTiming,
+} from './locks/elector-options.js';
+export { Schedule, type ScheduleEvents, type ScheduleState } from './schedules/schedule.js';
+export type { ScheduleMode, ScheduleOptions } from './schedules/schedule-options.js';
+export type {
+  ScheduledFunction,
+  ScheduledRun,
+  SlotOutcome,
+  SlotResult,
+} from './schedules/slot-run.js';

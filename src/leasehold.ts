@@ -4,6 +4,17 @@ import type { Engine, MigrationReport } from './engine/engine.js';
 import { MemoryEngine } from './engine/memory/memory-engine.js';
 import { PostgresEngine } from './engine/postgres/postgres-engine.js';
 import { LeaseManager } from './leases/lease-manager.js';
+import { Fence } from './locks/fence.js';
+import { LockManager } from './locks/lock-manager.js';
+import { Election } from './locks/elector.js';
+import type { ElectionOptions } from './locks/elector-options.js';
+import { Schedule } from './schedules/schedule.js';
+import type { ScheduleOptions } from './schedules/schedule-options.js';
+import type { ScheduledFunction } from './schedules/slot-run.js';
+import { Maintainer, type MaintainerOptions } from './queue/maintenance/maintainer.js';
+import { Queue } from './queue/queue.js';
+import { Worker } from './queue/worker.js';
+import type { WorkerOptions } from './queue/worker-options.js';
 
 export interface ConnectOptions {
   /** A PostgreSQL URL; or pass `pool` to share a pool you own. */
@@ -38,11 +49,16 @@ export interface MemoryOptions {
  */
 export class Leasehold {
   readonly leases: LeaseManager;
-  // --- locks, elections, schedules, fences: added by the locks work ---
-  // --- queue and workers: added by the queue work ---
+  /** Advisory, session and lease locks: `lh.locks.lease('nightly', { ttl: '30s' })`. */
+  readonly locks: LockManager;
+  // --- elections and schedules ---
+  private readonly electionServices = new Set<Election | Schedule>();
+  // --- queue and workers ---
+  private readonly queueServices = new Set<{ stop(): Promise<unknown> }>();
 
   private constructor(readonly engine: Engine) {
     this.leases = new LeaseManager(engine);
+    this.locks = new LockManager(engine);
   }
 
   static async connect(options: ConnectOptions): Promise<Leasehold> {
@@ -61,12 +77,91 @@ export class Leasehold {
     return new Leasehold(engine);
   }
 
+  /** The producer's side of a queue: enqueue and enqueueMany. */
+  queue(name: string): Queue {
+    return new Queue(this.engine, name);
+  }
+
+  /** A worker for one or more queues; call `start()`, and `drain()` before exit. */
+  worker(options: WorkerOptions): Worker {
+    const worker = new Worker(this.engine, options);
+    this.queueServices.add(worker);
+    return worker;
+  }
+
+  /**
+   * Queue housekeeping (rescue expired leases, mark silent workers dead, prune old jobs). Run
+   * one in every instance if you like: each cycle runs on only one of them. Call `start()`.
+   */
+  maintainer(options: MaintainerOptions = {}): Maintainer {
+    const maintainer = new Maintainer(this.engine, options);
+    this.queueServices.add(maintainer);
+    return maintainer;
+  }
+
+  /**
+   * A downstream write guard for one scope: `check(tx, token)` inside your transaction records
+   * the newest token seen and throws `stale_token` for an older one (see docs/locks-and-elections.md).
+   */
+  fence(scope: string): Fence {
+    return new Fence(this.engine, scope);
+  }
+
+  /**
+   * Leader election among the instances that use the same `name`. Call `start()`; `close()` (or
+   * `lh.close()`) steps down and hands over at once. See docs/locks-and-elections.md.
+   *
+   * ```ts
+   * const election = lh.elect('importer', {
+   *   ttl: '15s',
+   *   onElected: (token, signal) => void runImporter({ token, signal }),
+   *   onRevoked: () => log.info('no longer leading'),
+   * });
+   * await election.start();
+   * ```
+   */
+  elect(name: string, options: ElectionOptions = {}): Election {
+    const election = new Election(this.engine, name, options);
+    this.track(election);
+    return election;
+  }
+
+  /**
+   * Runs `fn` once per slot (`every: '5m'` or `cron: '0 3 * * *'`) across every instance that
+   * declares the same schedule: each slot is claimed in the database, so it runs once whatever
+   * the clock skew or the task's length. Already started; `close()` (or `lh.close()`) stops it.
+   */
+  schedule(name: string, options: ScheduleOptions, fn: ScheduledFunction): Schedule {
+    const schedule = new Schedule(this.engine, name, options, fn);
+    this.track(schedule);
+    // start() reports its own failures through the schedule's onError; nothing to add here.
+    schedule.start().catch(() => {});
+    return schedule;
+  }
+
+  /** Remembers a service for close(); forgets the ones closed meanwhile. */
+  private track(service: Election | Schedule): void {
+    for (const s of this.electionServices)
+      if (s.state === 'closed') this.electionServices.delete(s);
+    this.electionServices.add(service);
+  }
+
   /** Creates or upgrades leasehold's tables; safe when many instances start at once. */
   migrate(): Promise<MigrationReport> {
     return this.engine.migrate();
   }
 
-  close(): Promise<void> {
+  /** Stops workers (a hard stop: in-flight jobs are handed back) and maintainers, then the engine. */
+  async close(): Promise<void> {
+    // Schedules before elections (a schedule may run under one made by elect()); both hand over at once.
+    const services = [...this.electionServices];
+    this.electionServices.clear();
+    for (const kind of [Schedule, Election]) {
+      const closing = services.filter((s) => s instanceof kind).map((s) => s.close());
+      await Promise.all(closing.map((p) => p.catch(() => {})));
+    }
+    await Promise.all([...this.queueServices].map((s) => s.stop().catch(() => {})));
+    this.queueServices.clear();
     return this.engine.close();
   }
 }
