@@ -30,8 +30,8 @@ export {
   type ListOptions,
   type WithLeaseResult,
 } from './leases/lease-manager.js';
-export { HeldLease, type HeldLeaseState, type HeldLeaseCallbacks } from './leases/held-lease.js';
-export { defaultMargin } from './leases/trust.js';
+export { HeldLease, type HeldLeaseState, type HeldLeaseCallbacks } from './core/held-lease.js';
+export { defaultMargin } from './core/trust.js';
 export { defaultHolderId } from './runtime/identity.js';
 // --- queue and workers ---
 export { Queue, type EnqueuedJob, type BulkJob, ENQUEUE_BATCH_MAX } from './queue/queue.js';

@@ -16,8 +16,8 @@ import {
   requireSafeInteger,
 } from '../core/validate.js';
 import type { Engine, LeaseAcquireResult } from '../engine/engine.js';
-import { HeldLease, type HeldLeaseCallbacks } from './held-lease.js';
-import { trustTiming } from './trust.js';
+import { HeldLease, type HeldLeaseCallbacks } from '../core/held-lease.js';
+import { trustTiming } from '../core/trust.js';
 
 export interface AcquireOptions {
   holder: string;

@@ -24,7 +24,7 @@ describe('import boundaries', () => {
   it('rejects an engine importing the layers above it', async () => {
     const messages = await restrictedImports(
       'src/engine/postgres/example.ts',
-      "import '../../leases/trust.js';\n",
+      "import '../../leases/lease-manager.js';\n",
     );
     assert.match(messages.join(), /engines import only core/);
   });
