@@ -46,7 +46,12 @@ export class Supervisor {
     const child = spawn(
       this.command.execPath,
       [...this.command.execArgv, this.command.entry, ...spec.args],
-      { env: { ...process.env, ...spec.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+      // stdin is a pipe we never write to: when this process dies, however it dies, the child
+      // reads end-of-file and shuts down (see cli/shutdown.ts) instead of living on orphaned.
+      {
+        env: { ...process.env, ...spec.env, LEASEHOLD_SUPERVISED: '1' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
     );
     this.running.set(spec.name, { spec, process: child, restarts });
     for (const stream of [child.stdout, child.stderr]) {

@@ -65,10 +65,16 @@ describe('leasehold demo', () => {
           { timeoutMs: 30_000, intervalMs: 200 },
         );
         assert.notEqual(recovered.claimedBy, 'worker-3');
-        const processed = await fetch(`${url}/api/tasks/processed`).then(
-          (r) => r.json() as Promise<{ tasks: unknown[] }>,
+        await waitFor(
+          'three tasks completed',
+          async () => {
+            const processed = await fetch(`${url}/api/tasks/processed`).then(
+              (r) => r.json() as Promise<{ tasks: unknown[] }>,
+            );
+            return processed.tasks.length >= 3;
+          },
+          { timeoutMs: 30_000, intervalMs: 250 },
         );
-        assert.ok(processed.tasks.length >= 3, `${processed.tasks.length} tasks completed`);
 
         const pids = demo.lines.flatMap((l) =>
           [...l.matchAll(/started \(pid (\d+)\)/g)].map((m) => Number(m[1])),

@@ -13,11 +13,14 @@ export interface FaultyEngine {
   set(operation: keyof Engine, mode: FaultMode): void;
   /** Calls of an operation so far. */
   calls(operation: keyof Engine): number;
+  /** Calls of an operation that have not settled yet. */
+  pending(operation: keyof Engine): number;
 }
 
 export function faultyEngine(inner: Engine): FaultyEngine {
   const modes = new Map<PropertyKey, FaultMode>();
   const counts = new Map<PropertyKey, number>();
+  const unsettled = new Map<PropertyKey, number>();
   const engine = new Proxy(inner, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown;
@@ -28,7 +31,12 @@ export function faultyEngine(inner: Engine): FaultyEngine {
         if (mode === 'hang') return new Promise(() => {});
         if (mode === 'fail')
           return Promise.reject(new UnavailableError(`injected failure in ${String(property)}`));
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (!(result instanceof Promise)) return result;
+        unsettled.set(property, (unsettled.get(property) ?? 0) + 1);
+        const settle = (): void => void unsettled.set(property, unsettled.get(property)! - 1);
+        result.then(settle, settle);
+        return result;
       };
     },
   });
@@ -36,5 +44,6 @@ export function faultyEngine(inner: Engine): FaultyEngine {
     engine,
     set: (operation, mode) => modes.set(operation, mode),
     calls: (operation) => counts.get(operation) ?? 0,
+    pending: (operation) => unsettled.get(operation) ?? 0,
   };
 }

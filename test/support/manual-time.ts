@@ -23,10 +23,28 @@ export async function pumpUntil<T>(
   }
 }
 
-/** Moves the clock by `totalMs` in steps, letting real I/O settle between them. */
-export async function pumpFor(clock: ManualClock, totalMs: number, stepMs = 5): Promise<void> {
+/**
+ * Moves the clock by `totalMs` in steps, letting real I/O settle between them. With `settled`,
+ * each step first waits (in real time) until it holds, e.g. until no renewal is in flight: the
+ * manual clock must not outrun a database round trip that a slow machine takes its time over.
+ */
+export async function pumpFor(
+  clock: ManualClock,
+  totalMs: number,
+  stepMs = 5,
+  settled?: () => boolean,
+): Promise<void> {
   for (let moved = 0; moved < totalMs; moved += stepMs) {
+    if (settled) await waitReal('in-flight work to settle', settled);
     await clock.advance(Math.min(stepMs, totalMs - moved));
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+async function waitReal(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
 }

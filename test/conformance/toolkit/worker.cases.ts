@@ -170,7 +170,9 @@ export function workerCases(h: EngineHarness): void {
         try {
           await pumpUntil(clock, 'both jobs running', () => signals.length === 2);
           const renewalsBefore = probe.calls('jobRenewLeases');
-          await pumpFor(clock, 3_000, 20); // three ttls
+          // Three ttls; each step waits for a renewal in flight to return (a slow machine's
+          // round trip must not look like a lost lease).
+          await pumpFor(clock, 3_000, 20, () => probe.pending('jobRenewLeases') === 0);
           const renewals = probe.calls('jobRenewLeases') - renewalsBefore;
           assert.ok(
             renewals >= 8 && renewals <= 11,
