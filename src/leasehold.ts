@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Clock } from './core/clock.js';
 import type { Engine, MigrationReport } from './engine/engine.js';
 import { MemoryEngine } from './engine/memory/memory-engine.js';
-import { PostgresEngine } from './engine/postgres/postgres-engine.js';
+import { PostgresEngine, type PoolMode } from './engine/postgres/postgres-engine.js';
 import { LeaseManager } from './leases/lease-manager.js';
 import { Fence } from './locks/fence.js';
 import { LockManager } from './locks/lock-manager.js';
@@ -28,6 +28,10 @@ export interface ConnectOptions {
   connectTimeoutMs?: number;
   /** Apply pending migrations while connecting (default false: call `migrate()` yourself). */
   migrate?: boolean;
+  /** `transaction` behind pgbouncer in transaction mode (see PostgresEngineOptions.poolMode). */
+  poolMode?: PoolMode;
+  /** Named prepared statements (default true; false under transaction pooling). */
+  preparedStatements?: boolean;
 }
 
 export interface MemoryOptions {

@@ -5,18 +5,24 @@ import { MIGRATIONS, type Migration } from './migrations/index.js';
 import { mapPgError } from './pg-errors.js';
 
 /**
- * Applies numbered, forward-only migrations. Many processes may start at once: each takes a
- * session advisory lock keyed by the schema name, so they apply migrations one after another,
- * and whoever comes second finds nothing left to do. Each migration runs in its own transaction
- * with its bookkeeping row, so a failure leaves the schema at the last complete version.
+ * Applies numbered, forward-only migrations. Many processes may start at once: every step runs
+ * in a transaction that first takes a transaction-scoped advisory lock keyed by the schema name,
+ * so steps apply one after another and whoever comes second finds nothing left to do. Each
+ * migration is its own transaction with its bookkeeping row, so a failure leaves the schema at
+ * the last complete version. Transaction-scoped locks (not session ones) also work through
+ * pgbouncer in transaction mode, where consecutive statements may reach different servers.
  */
 export class Migrator {
+  private readonly lockKey: string;
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly schema: string,
     private readonly quotedSchema: string,
     private readonly migrations: readonly Migration[] = MIGRATIONS,
-  ) {}
+  ) {
+    this.lockKey = `leasehold.migrate.${schema}`;
+  }
 
   async migrate(): Promise<MigrationReport> {
     let client: pg.PoolClient;
@@ -25,23 +31,18 @@ export class Migrator {
     } catch (error) {
       throw mapPgError(error, 'migrate');
     }
-    const lockKey = `leasehold.migrate.${this.schema}`;
-    let locked = false;
     try {
-      await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockKey]);
-      locked = true;
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.quotedSchema}`);
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS ${this.quotedSchema}.migrations (
-           version    integer PRIMARY KEY,
-           name       text NOT NULL,
-           applied_at timestamptz NOT NULL DEFAULT now()
-         )`,
-      );
-      const { rows } = await client.query<{ version: number }>(
-        `SELECT version FROM ${this.quotedSchema}.migrations ORDER BY version`,
-      );
-      const done = new Set(rows.map((r) => r.version));
+      const done = await this.locked(client, async () => {
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.quotedSchema}`);
+        await client.query(
+          `CREATE TABLE IF NOT EXISTS ${this.quotedSchema}.migrations (
+             version    integer PRIMARY KEY,
+             name       text NOT NULL,
+             applied_at timestamptz NOT NULL DEFAULT now()
+           )`,
+        );
+        return this.appliedVersions(client);
+      });
       const newest = Math.max(0, ...done);
       const known = Math.max(0, ...this.migrations.map((m) => m.version));
       if (newest > known) {
@@ -52,33 +53,45 @@ export class Migrator {
       const applied: number[] = [];
       for (const migration of this.migrations) {
         if (done.has(migration.version)) continue;
-        await this.apply(client, migration);
-        applied.push(migration.version);
+        const ran = await this.locked(client, async () => {
+          // Someone may have applied it since we looked: check again under the lock.
+          if ((await this.appliedVersions(client)).has(migration.version)) return false;
+          await client.query(migration.up(this.quotedSchema));
+          await client.query(
+            `INSERT INTO ${this.quotedSchema}.migrations (version, name) VALUES ($1, $2)`,
+            [migration.version, migration.name],
+          );
+          return true;
+        });
+        if (ran) applied.push(migration.version);
       }
-      return { applied, version: Math.max(newest, ...applied) };
+      // Every known migration is now applied, by us or by a process that got there first.
+      return { applied, version: known };
     } catch (error) {
       throw mapPgError(error, 'migrate');
     } finally {
-      if (locked)
-        await client
-          .query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockKey])
-          .catch(() => {});
       client.release();
     }
   }
 
-  private async apply(client: pg.PoolClient, migration: Migration): Promise<void> {
+  /** Runs `fn` in a transaction holding the schema's migration lock. */
+  private async locked<T>(client: pg.PoolClient, fn: () => Promise<T>): Promise<T> {
     await client.query('BEGIN');
     try {
-      await client.query(migration.up(this.quotedSchema));
-      await client.query(
-        `INSERT INTO ${this.quotedSchema}.migrations (version, name) VALUES ($1, $2)`,
-        [migration.version, migration.name],
-      );
+      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [this.lockKey]);
+      const result = await fn();
       await client.query('COMMIT');
+      return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       throw error;
     }
+  }
+
+  private async appliedVersions(client: pg.PoolClient): Promise<Set<number>> {
+    const { rows } = await client.query<{ version: number }>(
+      `SELECT version FROM ${this.quotedSchema}.migrations ORDER BY version`,
+    );
+    return new Set(rows.map((r) => r.version));
   }
 }

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
-import { InvalidArgumentError } from '../../core/errors.js';
+import { InvalidArgumentError, UnsupportedError } from '../../core/errors.js';
 import type { Engine, EngineCapabilities, MigrationReport } from '../engine.js';
 import type { JobOperations, WorkerOperations } from '../jobs.js';
 import type { LockOperations } from '../locks.js';
@@ -43,9 +43,19 @@ export interface PostgresEngineOptions {
    * Its timers always schedule the engine's users (renewals, polling), pinned or not.
    */
   clock?: Clock;
-  /** Named prepared statements (default true). pgbouncer in transaction mode needs false. */
+  /** Named prepared statements (default true; false with poolMode 'transaction'). */
   preparedStatements?: boolean;
+  /**
+   * How connections reach PostgreSQL. `session` (default): directly, or through a pooler in
+   * session mode; every feature works. `transaction`: through pgbouncer in transaction mode,
+   * where a server connection is ours only for one transaction: no LISTEN (workers and waits
+   * poll), no advisory or session locks (they refuse with `unsupported`), no named prepared
+   * statements. Leases, lease locks, elections, schedules, fences and the queue work as usual.
+   */
+  poolMode?: PoolMode;
 }
+
+export type PoolMode = 'session' | 'transaction';
 
 const CAPABILITIES: EngineCapabilities = {
   crossProcess: true,
@@ -55,9 +65,18 @@ const CAPABILITIES: EngineCapabilities = {
   callerTransactions: true,
 };
 
+/** What survives a pooler that hands out server connections per transaction. */
+const TRANSACTION_POOLING_CAPABILITIES: EngineCapabilities = {
+  ...CAPABILITIES,
+  advisoryLocks: false,
+  sessionLocks: false,
+  notifications: false,
+};
+
 export class PostgresEngine implements Engine {
   readonly name = 'postgres' as const;
-  readonly capabilities = CAPABILITIES;
+  readonly capabilities: EngineCapabilities;
+  readonly poolMode: PoolMode;
   readonly clock: Clock;
   readonly schema: string;
   readonly pool: pg.Pool;
@@ -96,9 +115,15 @@ export class PostgresEngine implements Engine {
     // crash the process. The next query on a fresh client reports the outage instead.
     if (this.ownsPool) this.pool.on('error', () => {});
     this.clock = options.clock ?? systemClock;
+    this.poolMode = options.poolMode ?? 'session';
+    if (this.poolMode !== 'session' && this.poolMode !== 'transaction')
+      throw new InvalidArgumentError('poolMode', `must be "session" or "transaction"`);
+    this.capabilities =
+      this.poolMode === 'transaction' ? TRANSACTION_POOLING_CAPABILITIES : CAPABILITIES;
     // Statement names must differ per schema: one connection may serve engines on two schemas.
     const statementPrefix =
-      options.preparedStatements === false
+      options.preparedStatements === false ||
+      (this.poolMode === 'transaction' && options.preparedStatements !== true)
         ? undefined
         : `lh_${createHash('sha1').update(this.schema).digest('hex').slice(0, 8)}_`;
     this.ctx = new PgContext(
@@ -148,7 +173,8 @@ export class PostgresEngine implements Engine {
   leaseList: Engine['leaseList'] = (p) => this.leases.leaseList(p);
 
   // --- notifications ------------------------------------------------------------------------
-  notifyListen: NotificationOperations['notifyListen'] = (p) => this.notifier.notifyListen(p);
+  notifyListen: NotificationOperations['notifyListen'] = (p) =>
+    this.sessionBound('LISTEN') ?? this.notifier.notifyListen(p);
   notifySend: NotificationOperations['notifySend'] = (p) => this.notifier.notifySend(p);
 
   // --- controls -----------------------------------------------------------------------------
@@ -161,12 +187,24 @@ export class PostgresEngine implements Engine {
   private get locks(): PostgresLocks {
     return (this.lockFamily ??= new PostgresLocks(this.ctx));
   }
-  advisoryTryLock: LockOperations['advisoryTryLock'] = (p) => this.locks.advisoryTryLock(p);
-  advisoryLock: LockOperations['advisoryLock'] = (p) => this.locks.advisoryLock(p);
+  advisoryTryLock: LockOperations['advisoryTryLock'] = (p) =>
+    this.sessionBound('advisory locks') ?? this.locks.advisoryTryLock(p);
+  advisoryLock: LockOperations['advisoryLock'] = (p) =>
+    this.sessionBound('advisory locks') ?? this.locks.advisoryLock(p);
   sessionLockTryAcquire: LockOperations['sessionLockTryAcquire'] = (p) =>
-    this.locks.sessionLockTryAcquire(p);
+    this.sessionBound('session locks') ?? this.locks.sessionLockTryAcquire(p);
   sessionLockAcquire: LockOperations['sessionLockAcquire'] = (p) =>
-    this.locks.sessionLockAcquire(p);
+    this.sessionBound('session locks') ?? this.locks.sessionLockAcquire(p);
+
+  /** Under transaction pooling a feature that needs its own server session is refused. */
+  private sessionBound(feature: string): Promise<never> | undefined {
+    if (this.poolMode !== 'transaction') return undefined;
+    return Promise.reject(
+      new UnsupportedError(
+        `${feature} need a server session of their own, which pgbouncer in transaction mode does not give (poolMode 'transaction'); use lease locks, or connect directly or through session pooling`,
+      ),
+    );
+  }
   leaseLockAcquire: LockOperations['leaseLockAcquire'] = (p) => this.locks.leaseLockAcquire(p);
   leaseLockRenew: LockOperations['leaseLockRenew'] = (p) => this.locks.leaseLockRenew(p);
   leaseLockRelease: LockOperations['leaseLockRelease'] = (p) => this.locks.leaseLockRelease(p);

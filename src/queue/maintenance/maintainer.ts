@@ -4,6 +4,7 @@
  * work and the others skip, so a fleet does it once without an elected leader to keep alive,
  * and a crashed runner's lock vanishes with its connection (seed 001).
  */
+import { randomBytes } from 'node:crypto';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from '../../core/backoff.js';
 import { toMilliseconds, type Duration } from '../../core/duration.js';
 import type { Engine } from '../../engine/engine.js';
@@ -49,6 +50,7 @@ export class Maintainer extends BackgroundService<MaintenanceCycle> {
   readonly events = new TypedEvents<MaintainerEvents>();
   private readonly settings: MaintenanceSettings;
   private readonly maxSteps: number;
+  private readonly instanceId = `maintainer-${randomBytes(6).toString('hex')}`;
 
   constructor(
     private readonly engine: Engine,
@@ -68,7 +70,7 @@ export class Maintainer extends BackgroundService<MaintenanceCycle> {
   }
 
   async runOnce(): Promise<MaintenanceCycle> {
-    const lock = await this.engine.advisoryTryLock({ name: MAINTENANCE_LOCK });
+    const lock = await this.tryLock();
     if (!lock) {
       const skipped = { ran: false, rescue: 0, 'sweep-workers': 0, prune: 0 };
       this.events.emit('maintenance:ran', skipped);
@@ -86,6 +88,28 @@ export class Maintainer extends BackgroundService<MaintenanceCycle> {
     } finally {
       await lock.release();
     }
+  }
+
+  /**
+   * The cycle's lock: an advisory lock on a dedicated connection (gone with a crashed runner's
+   * connection), or, where the engine has none (pgbouncer transaction pooling), a lease lock
+   * whose ttl bounds how long a crashed runner can hold the cycle up.
+   */
+  private async tryLock(): Promise<{ signal: AbortSignal; release(): Promise<unknown> } | null> {
+    if (this.engine.capabilities.advisoryLocks)
+      return this.engine.advisoryTryLock({ name: MAINTENANCE_LOCK });
+    const holder = this.instanceId;
+    const taken = await this.engine.leaseLockAcquire({
+      name: MAINTENANCE_LOCK,
+      holder,
+      ttlMs: Math.max(30_000, this.intervalMs * 3),
+    });
+    if (!taken.acquired) return null;
+    const { token } = taken.lease;
+    return {
+      signal: new AbortController().signal,
+      release: () => this.engine.leaseLockRelease({ name: MAINTENANCE_LOCK, holder, token }),
+    };
   }
 
   /** Repeats a bounded step while it fills its batch; stops if the lock is lost. */
