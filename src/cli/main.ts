@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { isLeaseholdError } from '../core/errors.js';
+import { registerBench } from './commands/bench.js';
 import { registerDemo } from './commands/demo.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerServe } from './commands/serve.js';
@@ -21,7 +22,13 @@ export function buildProgram(ctx: CliContext): Command {
       'leases with fencing tokens, locks, leader election and a work queue on PostgreSQL',
     )
     .exitOverride()
-    .configureOutput({ writeOut: (s) => ctx.out.write(s), writeErr: (s) => ctx.err.write(s) });
+    .configureOutput({
+      writeOut: (s) => ctx.out.write(s),
+      writeErr: (s) => ctx.err.write(s),
+      // Commander's own refusals (unknown option, missing argument, bad value) in our one-line
+      // shape: `leasehold: invalid_argument: <message>`.
+      outputError: (s, write) => write(`leasehold: invalid_argument: ${s.replace(/^error: /, '')}`),
+    });
   registerDemo(program, ctx);
   registerMigrate(program, ctx);
   registerServe(program, ctx);
@@ -30,6 +37,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerLeases(program, ctx);
   registerJobs(program, ctx);
   registerStatus(program, ctx);
+  registerBench(program, ctx);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

@@ -5,11 +5,12 @@
  * by the queue with backoff, dead-lettered at its last attempt). `crashRate` makes the process
  * die mid-task on purpose, so the demo shows a claim expiring and another worker taking over.
  */
-import { systemClock, sleep, type Clock, type Timer } from '../core/clock.js';
+import { systemClock, sleep, type Clock } from '../core/clock.js';
 import { isLeaseholdError } from '../core/errors.js';
 import { defaultMargin } from '../core/trust.js';
 import type { Task, TaskClient } from '../client/task-client.js';
 import { TypedEvents } from '../runtime/events.js';
+import { crashDelayMs, demoWork } from './demo-work.js';
 import { TaskClaim } from './task-claim.js';
 
 export interface TaskWorkerEvents {
@@ -105,8 +106,11 @@ export class HttpTaskWorker {
       heartbeatEveryMs: this.o.heartbeatEveryMs ?? Math.floor(this.leaseMs / 3),
       clock: this.clock,
     });
-    const crashRate = this.o.crashRate ?? 0;
-    const crash = crashRate > 0 && this.random() < crashRate ? this.scheduleCrash(task) : undefined;
+    const crashAt = crashDelayMs(task.task_data, this.o.crashRate ?? 0, this.random);
+    const crash =
+      crashAt === undefined
+        ? undefined
+        : this.clock.setTimer(crashAt, () => (this.o.crash ?? (() => process.exit(3)))());
     let output: unknown;
     const signal = AbortSignal.any([claim.signal, this.handBackController.signal]);
     try {
@@ -148,24 +152,10 @@ export class HttpTaskWorker {
     if (isLeaseholdError(error)) this.events.emit('task:refused', { ...ref, code: error.code });
     else this.events.emit('worker:error', { error: String(error) });
   }
-
-  private scheduleCrash(task: Task): Timer {
-    const seconds = Number(
-      (task.task_data as { sleep_duration_seconds?: number })?.sleep_duration_seconds ?? 1,
-    );
-    const at = Math.max(10, Math.floor(this.random() * seconds * 1000));
-    return this.clock.setTimer(at, () => (this.o.crash ?? (() => process.exit(3)))());
-  }
 }
 
 /** The seed's fake work: sleep `task_data.sleep_duration_seconds`, stopping when aborted. */
 export function sleepWork(clock: Clock) {
-  return async (task: Task, signal: AbortSignal): Promise<unknown> => {
-    const seconds = Number(
-      (task.task_data as { sleep_duration_seconds?: unknown })?.sleep_duration_seconds ?? 1,
-    );
-    const ms = Number.isFinite(seconds) ? Math.min(Math.max(seconds, 0), 3_600) * 1000 : 1000;
-    await sleep(clock, ms, signal);
-    return { slept_seconds: ms / 1000 };
-  };
+  return (task: Task, signal: AbortSignal): Promise<unknown> =>
+    demoWork(task.task_data, clock, signal);
 }

@@ -5,7 +5,6 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Leasehold } from '../leasehold.js';
 import { TypedEvents } from '../runtime/events.js';
@@ -13,6 +12,7 @@ import { defaultHolderId } from '../runtime/identity.js';
 import { ApiKeyAuth, requireScope, type ApiKeyConfig, type Principal } from './auth.js';
 import type { ServiceContext, ServiceEventMap } from './context.js';
 import { sendError } from './http-errors.js';
+import { validatorCompiler } from './validation.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/leases.js';
 import { taskRoutes } from './routes/tasks.js';
@@ -49,8 +49,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     routerOptions: { maxParamLength: 200 },
   });
   // Bodies are validated as sent (no coercion, no silent removal of unknown fields); params and
-  // query strings are converted from text, which is what they always are.
-  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  // query strings are converted from their canonical text only (validation.ts).
+  app.setValidatorCompiler(validatorCompiler);
   // JSON only: a text/plain body is answered 415, not parsed into a string.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler((error, request, reply) => sendError(reply, error, request));

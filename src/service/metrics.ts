@@ -19,7 +19,7 @@ export interface ServiceMetrics {
 
 export function createMetrics(ctx: ServiceContext): ServiceMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'leasehold_process_' });
+  collectDefaultMetrics({ register: registry, prefix: 'leasehold_' });
   const metrics: ServiceMetrics = {
     registry,
     leaseAcquisitions: new Counter({

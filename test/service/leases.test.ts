@@ -2,58 +2,10 @@
 // input answered 4xx with a stable code and no state change. On PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { Leasehold } from '../../src/leasehold.js';
-import { buildApp } from '../../src/service/app.js';
-import { closeTestDatabase, withSchema } from '../support/database.js';
+import { closeTestDatabase } from '../support/database.js';
+import { call, withApp } from '../support/service.js';
 
 after(closeTestDatabase);
-
-async function withApp(
-  name: string,
-  fn: (app: FastifyInstance, lh: Leasehold) => Promise<void>,
-  options: { apiKeys?: { name: string; key: string; scope: 'read' | 'write' | 'admin' }[] } = {},
-): Promise<void> {
-  await withSchema(name, async (schema) => {
-    const lh = Leasehold.fromEngine(await schema.engine());
-    const app = await buildApp({ lh, ...options });
-    try {
-      await fn(app, lh);
-    } finally {
-      await app.close();
-    }
-  });
-}
-
-type Json = Record<string, unknown> & { error?: { code: string; message: string } };
-
-async function call(
-  app: FastifyInstance,
-  method: string,
-  url: string,
-  payload?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: Json; headers: Record<string, unknown> }> {
-  const response = await app.inject({
-    method: method as 'GET',
-    url,
-    headers:
-      payload !== undefined && typeof payload !== 'string'
-        ? { 'content-type': 'application/json', ...headers }
-        : headers,
-    payload:
-      payload === undefined
-        ? undefined
-        : typeof payload === 'string'
-          ? payload
-          : JSON.stringify(payload),
-  });
-  return {
-    status: response.statusCode,
-    body: response.body ? (JSON.parse(response.body) as Json) : {},
-    headers: response.headers,
-  };
-}
 
 describe('lease routes', () => {
   it('acquires a free resource with 201 and a token, and re-acquire by the holder answers 200 with the same token', () =>

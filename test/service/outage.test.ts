@@ -1,5 +1,6 @@
-// With the database stopped, routes answer 503 with Retry-After within a second, and the service
-// recovers by itself when the database is back. Uses a server of its own, so it can stop it.
+// With the database stopped, lease and task routes answer 503 with Retry-After within a second,
+// and the service recovers by itself when the database is back. Uses a server of its own, so it
+// can stop it.
 import assert from 'node:assert/strict';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -29,12 +30,21 @@ describe('database outage', () => {
         payload: { resource: 'r', holder: 'a' },
       });
       assert.equal(ok.statusCode, 201);
+      const task = await app.inject({
+        method: 'POST',
+        url: '/api/tasks',
+        payload: { task_data: { n: 1 } },
+      });
+      assert.equal(task.statusCode, 201);
 
       await server.stop();
       for (const [method, url, payload] of [
         ['GET', '/api/leases', undefined],
         ['POST', '/api/leases', { resource: 'r2', holder: 'a' }],
         ['GET', '/healthz', undefined],
+        ['GET', '/api/tasks', undefined],
+        ['POST', '/api/tasks/next', { processor: 'p' }],
+        ['PUT', `/api/tasks/${task.json().id}/heartbeat`, { processor: 'p', token: 1 }],
       ] as const) {
         const started = performance.now();
         const answer = await app.inject({ method, url, ...(payload ? { payload } : {}) });
@@ -48,19 +58,29 @@ describe('database outage', () => {
 
       server = await startEmbeddedPostgres({ dataDir, port, ephemeralDurability: true });
       // The pool drops its dead connections on first use; a retry or two sees the database again.
-      let recovered = false;
-      for (let i = 0; i < 50 && !recovered; i++) {
-        const answer = await app.inject({ method: 'GET', url: '/api/leases' });
-        recovered = answer.statusCode === 200;
-        if (!recovered) await new Promise((r) => setTimeout(r, 100));
+      for (const url of ['/api/leases', '/api/tasks']) {
+        let recovered = false;
+        for (let i = 0; i < 50 && !recovered; i++) {
+          const answer = await app.inject({ method: 'GET', url });
+          recovered = answer.statusCode === 200;
+          if (!recovered) await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.ok(recovered, `GET ${url} answers 200 again after the database returns`);
       }
-      assert.ok(recovered, 'the service answers 200 again after the database returns');
       const leases = await app.inject({ method: 'GET', url: '/api/leases' });
       assert.deepEqual(
         leases.json().leases.map((l: { resource: string }) => l.resource),
         ['r'],
         'state from before the outage is intact and nothing was written while down',
       );
+      const claimed = await app.inject({
+        method: 'POST',
+        url: '/api/tasks/next',
+        payload: { processor: 'p' },
+      });
+      assert.equal(claimed.statusCode, 200, 'the task created before the outage is claimable');
+      assert.equal(claimed.json().id, task.json().id);
+      assert.equal(claimed.json().token, 1, 'no claim was made while the database was down');
     } finally {
       await app.close();
       await lh.close();

@@ -1,11 +1,12 @@
-import type { Command } from 'commander';
-import { InvalidArgumentError, NotFoundError, TaskDoneError } from '../../core/errors.js';
+import { Argument, Option, type Command } from 'commander';
+import { InvalidArgumentError, NotFoundError } from '../../core/errors.js';
 import { JOB_STATUSES, type JobStatus } from '../../core/types.js';
 import { requireJsonObject, requireName } from '../../core/validate.js';
 import { DATABASE_URL_HELP, withLeasehold, type DatabaseOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
 import { parseIntegerOption } from '../options.js';
 import { printObject, printRows } from '../output.js';
+import { jobRefusal } from '../../service/job-refusal.js';
 
 const COLUMNS = ['id', 'queue', 'status', 'attempts', 'partitionKey', 'availableAt', 'lastError'];
 
@@ -24,21 +25,20 @@ export function registerJobs(program: Command, ctx: CliContext): void {
   common(jobs.command('list'))
     .description('list jobs')
     .option('--queue <name>', 'only this queue')
-    .option('--status <status>', `one of ${JOB_STATUSES.join(', ')}`)
+    .addOption(new Option('--status <status>', 'only jobs in this status').choices(JOB_STATUSES))
     .option('--limit <n>', 'at most this many', parseIntegerOption('--limit', 1, 1000), 100)
-    .action((o: Common & { queue?: string; status?: string; limit: number }) =>
-      withLeasehold(o, async (lh) => {
-        if (o.status !== undefined && !JOB_STATUSES.includes(o.status as JobStatus))
-          throw new InvalidArgumentError('--status', `must be one of ${JOB_STATUSES.join(', ')}`);
+    .action((o: Common & { queue?: string; status?: JobStatus; limit: number }) => {
+      const queue = o.queue === undefined ? undefined : requireName('--queue', o.queue);
+      return withLeasehold(o, async (lh) => {
         const rows = await lh.engine.jobList({
-          ...(o.queue ? { queue: requireName('--queue', o.queue) } : {}),
-          ...(o.status ? { status: o.status as JobStatus } : {}),
+          ...(queue ? { queue } : {}),
+          ...(o.status ? { status: o.status } : {}),
           limit: o.limit,
           offset: 0,
         });
         printRows(ctx.out, rows, COLUMNS, o.json ?? false);
-      }),
-    );
+      });
+    });
 
   common(jobs.command('enqueue <queue> <payload>'))
     .description('enqueue a job; payload is a JSON object')
@@ -55,52 +55,55 @@ export function registerJobs(program: Command, ctx: CliContext): void {
         queue: string,
         payload: string,
         o: Common & { key?: string; partitionKey?: string; maxAttempts: number },
-      ) =>
-        withLeasehold(o, async (lh) => {
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(payload);
-          } catch {
-            throw new InvalidArgumentError('payload', 'must be valid JSON, e.g. \'{"n":1}\'');
-          }
-          const [outcome] = await lh.engine.jobEnqueue({
-            jobs: [
-              {
-                queue: requireName('queue', queue),
-                payload: requireJsonObject('payload', parsed, 1024 * 1024),
-                key: o.key === undefined ? null : requireName('--key', o.key),
-                partitionKey:
-                  o.partitionKey === undefined
-                    ? null
-                    : requireName('--partition-key', o.partitionKey),
-                maxAttempts: o.maxAttempts,
-              },
-            ],
-          });
+      ) => {
+        // Everything is checked before connecting: bad input never touches the database.
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(payload);
+        } catch {
+          throw new InvalidArgumentError('payload', 'must be valid JSON, e.g. \'{"n":1}\'');
+        }
+        const spec = {
+          queue: requireName('queue', queue),
+          payload: requireJsonObject('payload', parsed, 1024 * 1024),
+          key: o.key === undefined ? null : requireName('--key', o.key),
+          partitionKey:
+            o.partitionKey === undefined ? null : requireName('--partition-key', o.partitionKey),
+          maxAttempts: o.maxAttempts,
+        };
+        return withLeasehold(o, async (lh) => {
+          const [outcome] = await lh.engine.jobEnqueue({ jobs: [spec] });
           printObject(ctx.out, outcome!.job, o.json ?? false);
-        }),
+        });
+      },
     );
 
   for (const action of ['retry', 'cancel'] as const) {
-    common(jobs.command(`${action} <id>`))
+    common(jobs.command(action))
+      .addArgument(
+        new Argument('<id>', 'the job id').argParser(
+          parseIntegerOption('<id>', 1, Number.MAX_SAFE_INTEGER),
+        ),
+      )
       .description(
         action === 'retry'
           ? 'run a finished, dead or cancelled job again'
           : 'cancel a pending or running job',
       )
-      .action((id: string, o: Common) =>
+      .action((id: number, o: Common) =>
         withLeasehold(o, async (lh) => {
-          const jobId = parseIntegerOption('<id>', 1, Number.MAX_SAFE_INTEGER)(id);
           const job =
             action === 'retry'
-              ? await lh.engine.jobRetry({ id: jobId })
-              : await lh.engine.jobCancel({ id: jobId });
-          if (!job) {
-            const current = await lh.engine.jobGet({ id: jobId });
-            if (!current) throw new NotFoundError('job', jobId);
-            throw new TaskDoneError(jobId, current.status);
+              ? await lh.engine.jobRetry({ id })
+              : await lh.engine.jobCancel({ id });
+          // jobCancel answers the job as it is, so a finished one comes back unchanged.
+          if (job && (action === 'retry' || job.status === 'cancelled')) {
+            printObject(ctx.out, job, o.json ?? false);
+            return;
           }
-          printObject(ctx.out, job, o.json ?? false);
+          const current = job ?? (await lh.engine.jobGet({ id }));
+          if (!current) throw new NotFoundError('job', id);
+          throw jobRefusal(action, current);
         }),
       );
   }

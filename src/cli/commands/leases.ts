@@ -1,12 +1,15 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { LeaseHeldError, LeaseLostError } from '../../core/errors.js';
 import { LEASE_LIST_FILTERS, type LeaseListFilter } from '../../core/types.js';
 import { DATABASE_URL_HELP, withLeasehold, type DatabaseOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
-import { parseIntegerOption } from '../options.js';
+import { LIMITS, requireName } from '../../core/validate.js';
+import { parseDurationOption, parseIntegerOption } from '../options.js';
 import { printObject, printRows } from '../output.js';
 
 const COLUMNS = ['id', 'resource', 'holder', 'token', 'state', 'expiresAt', 'renewCount'];
+
+const TTL = parseDurationOption('--ttl', { min: LIMITS.ttlMinMs, max: LIMITS.ttlMaxMs });
 
 interface Common extends DatabaseOptions {
   json?: boolean;
@@ -22,7 +25,9 @@ export function registerLeases(program: Command, ctx: CliContext): void {
 
   common(leases.command('list'))
     .description('list leases')
-    .option('--state <state>', `one of ${LEASE_LIST_FILTERS.join(', ')}`, 'all')
+    .addOption(
+      new Option('--state <state>', 'which leases').choices(LEASE_LIST_FILTERS).default('all'),
+    )
     .option('--limit <n>', 'at most this many', parseIntegerOption('--limit', 1, 1000), 100)
     .action((o: Common & { state: LeaseListFilter; limit: number }) =>
       withLeasehold(o, async (lh) => {
@@ -34,9 +39,14 @@ export function registerLeases(program: Command, ctx: CliContext): void {
   common(leases.command('acquire <resource>'))
     .description('acquire a lease (fails with lease_held while another holder has it)')
     .requiredOption('--holder <holder>', 'who takes the lease')
-    .option('--ttl <duration>', 'lease duration, e.g. 30s', '30s')
-    .action((resource: string, o: Common & { holder: string; ttl: string }) =>
-      withLeasehold(o, async (lh) => {
+    .addOption(
+      new Option('--ttl <duration>', 'lease duration, e.g. 30s')
+        .argParser(TTL)
+        .default(30_000, '30s'),
+    )
+    .action((resource: string, o: Common & { holder: string; ttl: number }) => {
+      checkNames(resource, o.holder);
+      return withLeasehold(o, async (lh) => {
         const result = await lh.leases.tryAcquire(resource, { holder: o.holder, ttl: o.ttl });
         if (!result.acquired)
           throw new LeaseHeldError(
@@ -45,8 +55,8 @@ export function registerLeases(program: Command, ctx: CliContext): void {
             result.current?.expiresAt ?? new Date(0),
           );
         printObject(ctx.out, result.lease, o.json ?? false);
-      }),
-    );
+      });
+    });
 
   common(leases.command('renew <resource>'))
     .description('renew a lease you hold')
@@ -56,9 +66,14 @@ export function registerLeases(program: Command, ctx: CliContext): void {
       'the fencing token of the term',
       parseIntegerOption('--token', 1, Number.MAX_SAFE_INTEGER),
     )
-    .option('--ttl <duration>', 'new lease duration, e.g. 30s', '30s')
-    .action((resource: string, o: Common & { holder: string; token: number; ttl: string }) =>
-      withLeasehold(o, async (lh) => {
+    .addOption(
+      new Option('--ttl <duration>', 'new lease duration, e.g. 30s')
+        .argParser(TTL)
+        .default(30_000, '30s'),
+    )
+    .action((resource: string, o: Common & { holder: string; token: number; ttl: number }) => {
+      checkNames(resource, o.holder);
+      return withLeasehold(o, async (lh) => {
         const lease = await lh.leases.renew(
           { resource, holder: o.holder, token: o.token },
           { ttl: o.ttl },
@@ -66,8 +81,8 @@ export function registerLeases(program: Command, ctx: CliContext): void {
         if (!lease)
           throw new LeaseLostError(resource, 'it is no longer held by this holder and token');
         printObject(ctx.out, lease, o.json ?? false);
-      }),
-    );
+      });
+    });
 
   common(leases.command('release <resource>'))
     .description('release a lease you hold')
@@ -77,11 +92,18 @@ export function registerLeases(program: Command, ctx: CliContext): void {
       'the fencing token of the term',
       parseIntegerOption('--token', 1, Number.MAX_SAFE_INTEGER),
     )
-    .action((resource: string, o: Common & { holder: string; token: number }) =>
-      withLeasehold(o, async (lh) => {
+    .action((resource: string, o: Common & { holder: string; token: number }) => {
+      checkNames(resource, o.holder);
+      return withLeasehold(o, async (lh) => {
         if (!(await lh.leases.release({ resource, holder: o.holder, token: o.token })))
           throw new LeaseLostError(resource, 'it is no longer held by this holder and token');
         ctx.out.write(`released ${resource}\n`);
-      }),
-    );
+      });
+    });
+}
+
+/** Checked before connecting: a bad name is refused without touching the database. */
+function checkNames(resource: string, holder: string): void {
+  requireName('resource', resource);
+  requireName('--holder', holder);
 }

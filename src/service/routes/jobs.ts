@@ -5,9 +5,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { NotFoundError, TaskDoneError } from '../../core/errors.js';
+import { NotFoundError } from '../../core/errors.js';
 import { JOB_STATUSES, type JobStatus } from '../../core/types.js';
 import type { ServiceContext } from '../context.js';
+import { jobRefusal } from '../job-refusal.js';
 import { ErrorResponse, IdParams, Name, Paging } from '../schemas/common.js';
 import { jobJson } from '../serialize.js';
 
@@ -81,13 +82,14 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         const { id } = request.params;
         const job =
           action === 'retry' ? await engine.jobRetry({ id }) : await engine.jobCancel({ id });
+        // jobCancel answers the job as it is, so a finished one comes back unchanged.
         if (job && (action === 'retry' || job.status === 'cancelled')) {
           ctx.events.emit(`job:${action === 'retry' ? 'retried' : 'cancelled'}`, jobJson(job));
           return jobJson(job);
         }
         const current = job ?? (await engine.jobGet({ id }));
         if (!current) throw new NotFoundError('job', id);
-        throw new TaskDoneError(id, current.status);
+        throw jobRefusal(action, current);
       },
     });
   }
@@ -110,7 +112,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       if (await engine.jobDelete({ id })) return { deleted: id };
       const current = await engine.jobGet({ id });
       if (!current) throw new NotFoundError('job', id);
-      throw new TaskDoneError(id, current.status);
+      throw jobRefusal('delete', current);
     },
   });
 }

@@ -10,6 +10,7 @@ import type { Static } from 'typebox';
 import { LeaseLostError, NotFoundError, TaskDoneError } from '../../core/errors.js';
 import type { Job, JobStatus } from '../../core/types.js';
 import type { ServiceContext } from '../context.js';
+import { jobRefusal } from '../job-refusal.js';
 import { ErrorResponse, IdParams } from '../schemas/common.js';
 import {
   CompleteBody,
@@ -143,14 +144,14 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
       handler: async (request, reply) => {
         const { id } = request.params;
-        const { processor } = request.body;
-        const generation = await generationOf(id, processor, request.body.token);
+        const { processor, token } = request.body;
+        const generation = generationOf(await mustFind(id), processor, token);
         const [renewed] = await engine.jobRenewLeases({
           workerId: processor,
           jobs: [{ id, generation }],
           leaseTtlMs: leaseMs(request.body.lease_seconds),
         });
-        if (!renewed) throw await refusal(id, processor);
+        if (!renewed) throw refusal(await mustFind(id), processor, token);
         return reply.code(202).send({
           id,
           token: generation,
@@ -173,14 +174,17 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
       handler: async (request, reply) => {
         const { id } = request.params;
-        const { processor, task_output } = request.body;
-        const generation = await generationOf(id, processor, request.body.token);
+        const { processor, token, task_output } = request.body;
+        const claimed = await mustFind(id);
+        const generation = generationOf(claimed, processor, token);
         const accepted = await engine.jobComplete({
           workerId: processor,
           jobs: [{ id, generation, result: task_output ?? null }],
         });
-        if (!accepted.includes(id)) throw await refusal(id, processor);
-        const task = taskJson(await mustFind(id));
+        const done = await mustFind(id);
+        if (!accepted.includes(id)) throw refusal(done, processor, token);
+        observeDuration(claimed, done, 'completed');
+        const task = taskJson(done);
         events.emit('task:completed', task);
         return reply.code(202).send(task);
       },
@@ -201,16 +205,19 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
       handler: async (request, reply) => {
         const { id } = request.params;
-        const { processor, error, retry_in_seconds } = request.body;
-        const generation = await generationOf(id, processor, request.body.token);
+        const { processor, token, error, retry_in_seconds } = request.body;
+        const claimed = await mustFind(id);
+        const generation = generationOf(claimed, processor, token);
         const [failed] = await engine.jobFail({
           workerId: processor,
           jobs: [
             { id, generation, error, retryDelayMs: Math.round((retry_in_seconds ?? 1) * 1000) },
           ],
         });
-        if (!failed) throw await refusal(id, processor);
-        const task = taskJson(await mustFind(id));
+        const after = await mustFind(id);
+        if (!failed) throw refusal(after, processor, token);
+        observeDuration(claimed, after, failed.outcome);
+        const task = taskJson(after);
         events.emit('task:failed', task);
         return reply.code(202).send(task);
       },
@@ -231,14 +238,15 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
       handler: async (request, reply) => {
         const { id } = request.params;
-        const { processor } = request.body;
-        const generation = await generationOf(id, processor, request.body.token);
+        const { processor, token } = request.body;
+        const generation = generationOf(await mustFind(id), processor, token);
         const handedBack = await engine.jobHandBack({
           workerId: processor,
           jobs: [{ id, generation }],
         });
-        if (!handedBack.includes(id)) throw await refusal(id, processor);
-        const task = taskJson(await mustFind(id));
+        const after = await mustFind(id);
+        if (!handedBack.includes(id)) throw refusal(after, processor, token);
+        const task = taskJson(after);
         events.emit('task:released', task);
         return reply.code(202).send(task);
       },
@@ -259,18 +267,23 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
       handler: async (request) => {
         const { id } = request.params;
+        // Read first: these routes act only on the tasks queue, never on another queue's job.
+        const before = await mustFind(id);
         const job =
           action === 'cancel' ? await engine.jobCancel({ id }) : await engine.jobRetry({ id });
-        if (job) {
-          events.emit(`task:${action === 'cancel' ? 'cancelled' : 'retried'}`, taskJson(job));
+        // jobCancel answers the job as it is, so a finished one comes back unchanged.
+        if (job && (action === 'retry' || job.status === 'cancelled')) {
+          // A cancel of an already cancelled task answers the same, without a second event.
+          if (action === 'retry' || before.status !== 'cancelled')
+            events.emit(`task:${action === 'cancel' ? 'cancelled' : 'retried'}`, taskJson(job));
           return taskJson(job);
         }
-        const current = await mustFind(id);
-        throw new TaskDoneError(id, current.status);
+        throw jobRefusal(action, job ?? (await mustFind(id)));
       },
     });
   }
 
+  /** The task, read before acting: task routes never touch a job of another queue. */
   async function mustFind(id: number): Promise<Job> {
     const job = await engine.jobGet({ id });
     if (!job || job.queue !== TASKS_QUEUE) throw new NotFoundError('task', id);
@@ -278,29 +291,35 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   }
 
   /** The generation to guard with: the one sent, or (seed clients) that of the caller's own claim. */
-  async function generationOf(
-    id: number,
-    processor: string,
-    token: number | undefined,
-  ): Promise<number> {
+  function generationOf(job: Job, processor: string, token: number | undefined): number {
     if (token !== undefined) return token;
-    const job = await mustFind(id);
     if (job.status === 'processing' && job.claimedBy === processor) return job.generation;
-    throw await refusal(id, processor);
+    throw refusal(job, processor, token);
   }
 
-  /** Why an operation on a task was refused, as the error to answer with. */
-  async function refusal(id: number, processor: string): Promise<Error> {
-    const job = await mustFind(id);
-    if (job.status === 'completed' || job.status === 'dead' || job.status === 'cancelled')
-      return new TaskDoneError(id, job.status);
-    return new LeaseLostError(
-      `task:${id}`,
-      job.claimedBy === processor
-        ? 'the claim expired'
-        : `the task is not claimed by "${processor}"`,
+  /** Time from claim to outcome on the database clock, for tasks settled through this instance. */
+  function observeDuration(claimed: Job, settled: Job, outcome: string): void {
+    if (!claimed.claimedAt) return;
+    const end = settled.finishedAt ?? settled.updatedAt;
+    ctx.metrics?.jobDuration.observe(
+      { queue: TASKS_QUEUE, outcome },
+      Math.max(0, end.getTime() - claimed.claimedAt.getTime()) / 1000,
     );
   }
+}
+
+/** Why an operation on a task was refused, from the task as it is now. */
+function refusal(job: Job, processor: string, token: number | undefined): Error {
+  if (job.status === 'completed' || job.status === 'dead' || job.status === 'cancelled')
+    return new TaskDoneError(job.id, job.status);
+  let reason: string;
+  if (job.claimedBy !== processor) reason = `the task is not claimed by "${processor}"`;
+  else if (token !== undefined && token !== job.generation)
+    reason = `token ${token} was superseded by a newer claim`;
+  else if (job.status === 'pending')
+    reason = 'the claim expired and the task went back to the queue';
+  else reason = 'the claim expired';
+  return new LeaseLostError(`task:${job.id}`, reason);
 }
 
 function leaseMs(seconds: number | undefined): number {
