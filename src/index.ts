@@ -19,7 +19,11 @@ export type * from './engine/engine.js';
 export type * from './engine/jobs.js';
 export type * from './engine/locks.js';
 export type * from './engine/notifications.js';
-export { PostgresEngine, type PostgresEngineOptions, type PoolMode } from './engine/postgres/postgres-engine.js';
+export {
+  PostgresEngine,
+  type PostgresEngineOptions,
+  type PoolMode,
+} from './engine/postgres/postgres-engine.js';
 export { MemoryEngine, type MemoryEngineOptions } from './engine/memory/memory-engine.js';
 export {
   LeaseManager,
