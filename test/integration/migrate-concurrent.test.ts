@@ -41,7 +41,7 @@ describe('leasehold migrate run by many processes at once', () => {
         await waitFor(
           `all ${PROCESSES} processes to wait at the barrier`,
           async () => (await waitingMigrations(pool, schema)) === PROCESSES,
-          { timeoutMs: 25_000, intervalMs: 50 },
+          { timeoutMs: 60_000, intervalMs: 50 },
         );
       } finally {
         await barrier.query('ROLLBACK');
