@@ -26,7 +26,12 @@ function findTests(dir: string): string[] {
 
 const files = findTests(join(root, 'test'))
   .map((f) => relative(root, f))
-  .filter((f) => filters.length === 0 || filters.some((needle) => f.includes(needle)))
+  // The scale-out tests (test/scale/) start a dozen processes: `npm run test:scale` runs them.
+  .filter((f) =>
+    filters.length === 0
+      ? !f.startsWith('test/scale/')
+      : filters.some((needle) => f.includes(needle)),
+  )
   .sort();
 if (files.length === 0) {
   console.error(`no test files match ${filters.join(', ')}`);
@@ -62,9 +67,13 @@ if (!databaseUrl) {
 const concurrency = process.env.TEST_CONCURRENCY ?? '4';
 const processConcurrency = process.env.TEST_PROCESS_CONCURRENCY ?? '2';
 const isProcessTest = (f: string): boolean =>
-  ['test/processes/', 'test/cli/', 'test/browser/', 'test/integration/migrate-concurrent'].some(
-    (prefix) => f.startsWith(prefix),
-  );
+  [
+    'test/processes/',
+    'test/cli/',
+    'test/browser/',
+    'test/scale/',
+    'test/integration/migrate-concurrent',
+  ].some((prefix) => f.startsWith(prefix));
 const phases = [
   { files: files.filter((f) => !isProcessTest(f)), concurrency },
   { files: files.filter(isProcessTest), concurrency: processConcurrency },
