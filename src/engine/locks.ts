@@ -15,7 +15,9 @@
  *   gap is stored with the term, so the rule in force is the one of the term that ended.
  *   A release notifies topic `locks` with the lock's name, inline in the releasing statement.
  * - Schedule slots are claimed once per (schedule, slot) and never again; a slot can be
- *   claimed only once it has started on the engine's clock.
+ *   claimed only once it has started on the engine's clock. The claimant records the slot it
+ *   expects after this one (`nextSlot`): only instances know a schedule's series, and the
+ *   dashboard wants it without one (decision 0301).
  * - Fences keep the newest token seen per scope; an older token is refused.
  *
  * A wait rejects with `signal.reason` when it is a LeaseholdError (the caller says why it gave
@@ -97,6 +99,8 @@ export interface ScheduleSlot {
   /** The token of the lock or leadership under which it ran, if any. */
   readonly token: FencingToken | null;
   readonly claimedAt: Date;
+  /** The slot after this one, as the claimant's schedule computed it; null if none or unknown. */
+  readonly nextSlot: Date | null;
 }
 
 export interface ScheduleSlotClaimParams {
@@ -104,6 +108,23 @@ export interface ScheduleSlotClaimParams {
   slot: Date;
   holder: string;
   token?: FencingToken | null;
+  /** The schedule's slot after this one, recorded with the claim. Default null. */
+  nextSlot?: Date | null;
+}
+
+/** A schedule as its newest claimed slot describes it. */
+export interface ScheduleSummary {
+  readonly name: string;
+  /** The newest claimed slot. */
+  readonly lastSlot: Date;
+  /** Who claimed (ran) it, and under which token. */
+  readonly holder: string;
+  readonly token: FencingToken | null;
+  readonly claimedAt: Date;
+  /** The slot after it, as its claimant computed it: a forecast, in the past if nobody runs it. */
+  readonly nextSlot: Date | null;
+  /** Claimed slots still kept (old ones are pruned: see scheduleSlotPrune). */
+  readonly runs: number;
 }
 
 export interface FenceCheckParams {
@@ -135,6 +156,11 @@ export interface LockOperations {
   leaseLockRelease(params: LeaseLockReleaseParams): Promise<Lease | null>;
   /** The lock's latest term, whatever its state; null when it was never taken. */
   leaseLockGet(params: { name: string }): Promise<Lease | null>;
+  /**
+   * The latest term of each lease lock whose name starts with `prefix` (default: every lock),
+   * whatever its state, in name order (by code point, whatever the database's collation).
+   */
+  leaseLockList(params: { prefix?: string; limit: number }): Promise<Lease[]>;
 
   /** Claims a started slot of a schedule; null when it was claimed before or has not started. */
   scheduleSlotClaim(params: ScheduleSlotClaimParams): Promise<ScheduleSlot | null>;
@@ -142,6 +168,8 @@ export interface LockOperations {
   scheduleSlotList(params: { name: string; limit: number }): Promise<ScheduleSlot[]>;
   /** Forgets slots that started before `before`; returns how many. */
   scheduleSlotPrune(params: { name: string; before: Date }): Promise<number>;
+  /** One summary per schedule with a claimed slot kept, from its newest one, in name order. */
+  scheduleList(params: { limit: number }): Promise<ScheduleSummary[]>;
 
   /**
    * Records `token` as the newest seen for `scope`, or throws StaleTokenError when a newer one

@@ -2,12 +2,15 @@
  * The demo (`npm start`): the service in this process on an embedded PostgreSQL, three task
  * workers and two generator instances as child processes. One worker crashes on purpose now
  * and then and is restarted; its task's claim expires and another worker completes it. One
- * generator generates, the other stands by and takes over if the first dies.
+ * generator generates, the other stands by and takes over if the first dies. The service's
+ * instance also runs the `queue-report` schedule in leader mode (queue-report.ts), so the
+ * dashboard shows a live election and schedule.
  */
 import type { Writable } from 'node:stream';
 import type { Leasehold } from '../leasehold.js';
 import type { RunningServer } from '../service/server.js';
 import { setGeneratorRunning } from './generator.js';
+import { startQueueReport } from './queue-report.js';
 import { Supervisor } from './supervisor.js';
 
 export interface DemoOptions {
@@ -79,15 +82,16 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
       env: { LEASEHOLD_LOG_LEVEL: 'info' },
     });
   }
+  const report = startQueueReport(o.lh, { log: say });
   say(`service and dashboard: ${o.server.url}/   API docs: ${o.server.url}/docs`);
   say(
-    `${o.workers} workers (worker-${o.workers} crashes now and then), 2 generators (one generates, one stands by). Ctrl-C to stop.`,
+    `${o.workers} workers (worker-${o.workers} crashes now and then), 2 generators (one generates, one stands by), a queue report every 10 s by the elected leader. Ctrl-C to stop.`,
   );
   return {
     supervisor,
     stop: async () => {
       say('stopping: workers hand back their tasks, generators release their lease');
-      await supervisor.stop();
+      await Promise.all([supervisor.stop(), report.close()]);
     },
   };
 }

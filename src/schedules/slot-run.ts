@@ -5,10 +5,11 @@
  * 1. `leader` mode: give up unless this instance leads (its trust deadline, not a flag).
  * 2. Take the run lock (`leasehold:schedule:<name>`, ttl `lockAtMost`). Held by another run
  *    (still going, or inside its `lockAtLeast`): skip. This is what prevents overlap.
- * 3. Claim the slot row. Already claimed: someone ran it; release the lock at once and skip. A
- *    claim is permanent and unique per (schedule, slot), so no clock skew or task length can
- *    make a slot run twice. A claim refused because the slot has not started on the database
- *    clock (this process's clock runs ahead) answers `early`, and the caller tries again then.
+ * 3. Claim the slot row, recording the slot after it. Already claimed: someone ran it; release
+ *    the lock at once and skip. A claim is permanent and unique per (schedule, slot), so no clock
+ *    skew or task length can make a slot run twice. A claim refused because the slot has not
+ *    started on the database clock (this process's clock runs ahead) answers `early`, and the
+ *    caller tries again then.
  * 4. Run the task with the token (the leader's in `leader` mode, the run lock's otherwise) and a
  *    signal that fires at the run lock's trust deadline (`sentAt + lockAtMost - margin`), when
  *    the leadership ends, or when the schedule closes.
@@ -25,6 +26,7 @@ import type { FencingToken } from '../core/types.js';
 import type { Engine } from '../engine/engine.js';
 import type { Election } from '../locks/elector.js';
 import type { ResolvedScheduleOptions, ScheduleMode } from './schedule-options.js';
+import { slotAfter } from './slots.js';
 
 /**
  * What an attempt at a slot came to on this instance:
@@ -110,6 +112,8 @@ export async function runSlot(ctx: SlotRunContext, slot: Date): Promise<SlotResu
       slot,
       holder: config.instanceId,
       token,
+      // Recorded for readers that do not know the series, such as the dashboard (decision 0301).
+      nextSlot: slotAfter(config.series, slot),
     });
     if (!claim) {
       const now = await engine.now();

@@ -7,6 +7,7 @@
 import type { Leasehold } from '../leasehold.js';
 import { generatorStatus, type GeneratorStatus } from '../processes/generator.js';
 import { BackgroundService } from '../runtime/service.js';
+import { readLeaders, readSchedules, type LeaderJson, type ScheduleJson } from './leadership.js';
 import { leaseJson, type LeaseJson } from './serialize.js';
 
 export interface FleetSnapshot {
@@ -25,18 +26,24 @@ export interface FleetSnapshot {
     queues: readonly string[];
   }[];
   readonly generator: GeneratorStatus;
+  /** The latest term of every election, in name order. */
+  readonly leaders: LeaderJson[];
+  /** Every schedule with a claimed slot kept, in name order. */
+  readonly schedules: ScheduleJson[];
 }
 
 /** Leases shown: the newest rows (each resource is one row, whatever its state). */
 const LEASE_LIMIT = 200;
 
 export async function readSnapshot(lh: Leasehold): Promise<FleetSnapshot> {
-  const [now, leases, jobs, workers, generator] = await Promise.all([
+  const [now, leases, jobs, workers, generator, leaders, schedules] = await Promise.all([
     lh.engine.now(),
     lh.leases.list({ state: 'all', limit: LEASE_LIMIT }),
     lh.engine.jobCounts().catch(() => []),
     lh.engine.workerList({ limit: 200 }).catch(() => []),
     generatorStatus(lh),
+    readLeaders(lh, 200).catch(() => []),
+    readSchedules(lh, 200).catch(() => []),
   ]);
   return {
     at: new Date().toISOString(),
@@ -54,6 +61,8 @@ export async function readSnapshot(lh: Leasehold): Promise<FleetSnapshot> {
       queues: w.queues,
     })),
     generator,
+    leaders,
+    schedules,
   };
 }
 

@@ -1,6 +1,7 @@
 // The dashboard in a real headless Chromium (Debian's package, driven by playwright-core): a
 // lease acquired through the API appears within 2 s without a reload, its time-left bar shrinks,
-// the generator stops with a click, no console errors, and the page stays small.
+// the generator stops with a click, the demo's queue-report schedule shows its leader and its
+// slots, no console errors, and the page stays small.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -8,6 +9,7 @@ import { after, describe, it } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
 import { Leasehold } from '../../src/leasehold.js';
 import { setGeneratorRunning } from '../../src/processes/generator.js';
+import { startQueueReport } from '../../src/processes/queue-report.js';
 import { startServer } from '../../src/service/server.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
 
@@ -27,10 +29,16 @@ describe(
   'dashboard in a browser',
   { skip: available ? false : `no Chromium at ${CHROMIUM}` },
   () => {
-    it('shows a new lease live, shrinks its bar, stops the generator with a click, without console errors', () =>
+    it('shows a new lease live, shrinks its bar, stops the generator with a click, shows the queue-report leader and schedule, without console errors', () =>
       withSchema('browser dashboard', async (schema) => {
         const lh = Leasehold.fromEngine(await schema.engine());
         await setGeneratorRunning(lh, true, 'test');
+        // The demo's schedule, every second: by the time the page checks, it has run a slot.
+        const report = startQueueReport(lh, {
+          every: '1s',
+          instanceId: 'browser-leader',
+          log: () => {},
+        });
         const server = await startServer({ lh, port: 0 });
         let browser: Browser | undefined;
         try {
@@ -92,8 +100,28 @@ describe(
           );
           assert.equal(stored.state, 'stopped', 'the click stopped it in the database');
 
+          const election = page.locator('tr[data-election="schedule:queue-report"]');
+          await election.getByTestId('leader').filter({ hasText: 'browser-leader' }).waitFor();
+          assert.match(await election.innerText(), /\bactive\b/);
+          const schedule = page.locator('tr[data-schedule="queue-report"]');
+          await schedule.waitFor({ timeout: 3_000 });
+          const cells = await schedule.locator('td').allInnerTexts();
+          assert.match(
+            cells[1] ?? '',
+            /^browser-leader \(\d+\)$/,
+            'ran on the leader, with its token',
+          );
+          assert.match(cells[2] ?? '', /^(in \d+s|now)$/, `next slot: ${cells[2]}`);
+          await page.getByRole('region', { name: 'Elections' }).focus();
+          assert.equal(
+            await page.evaluate('document.activeElement.getAttribute("aria-labelledby")'),
+            'elections-title',
+            'the scrollable table takes keyboard focus',
+          );
+
           await page.setViewportSize({ width: 390, height: 844 });
           await page.getByRole('heading', { name: 'Leases' }).waitFor();
+          await page.getByRole('heading', { name: 'Leaders & schedules' }).waitFor();
           await page.setViewportSize({ width: 1280, height: 900 });
           await mkdir('test-results', { recursive: true });
           await page.screenshot({ path: 'test-results/dashboard.png', fullPage: true });
@@ -111,6 +139,7 @@ describe(
         } finally {
           await browser?.close();
           await server.close();
+          await report.close();
         }
       }));
   },

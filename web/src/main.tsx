@@ -8,6 +8,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { apiKey, setApiKey } from './api.js';
 import { Generator } from './components/Generator.js';
 import { Jobs } from './components/Jobs.js';
+import { Leaders } from './components/Leaders.js';
 import { Leases } from './components/Leases.js';
 import { Overview } from './components/Overview.js';
 import { Workers } from './components/Workers.js';
@@ -112,6 +113,7 @@ function App() {
         <nav aria-label="Sections">
           <a href="#overview">Overview</a>
           <a href="#leases">Leases</a>
+          <a href="#leaders">Leaders</a>
           <a href="#jobs">Jobs</a>
           <a href="#workers">Workers</a>
           <a href="#generator">Generator</a>
@@ -152,6 +154,7 @@ function App() {
           <Overview snapshot={snapshot} throughput={throughput} />
           <Generator generator={snapshot.generator} onError={setError} />
           <Leases leases={snapshot.leases} offsetMs={offsetMs} flashes={flashes} />
+          <Leaders leaders={snapshot.leaders} schedules={snapshot.schedules} offsetMs={offsetMs} />
           <Jobs snapshot={snapshot} onError={setError} />
           <Workers workers={snapshot.workers} offsetMs={offsetMs} />
         </main>

@@ -33,6 +33,27 @@ export interface GeneratorView {
   changedAt: string | null;
 }
 
+/** An election's latest term (GET /api/leaders). */
+export interface LeaderView {
+  election: string;
+  instanceId: string;
+  token: number;
+  electedAt: string;
+  expiresAt: string;
+  state: 'active' | 'expired' | 'released';
+}
+
+/** A schedule from its newest claimed slot (GET /api/schedules). */
+export interface ScheduleView {
+  name: string;
+  lastSlot: string;
+  holder: string;
+  token: number | null;
+  claimedAt: string;
+  nextSlot: string | null;
+  runs: number;
+}
+
 export interface Snapshot {
   at: string;
   databaseTime: string;
@@ -40,6 +61,8 @@ export interface Snapshot {
   jobs: { queue: string; status: string; count: number }[];
   workers: WorkerView[];
   generator: GeneratorView;
+  leaders: LeaderView[];
+  schedules: ScheduleView[];
 }
 
 export interface JobView {

@@ -97,12 +97,15 @@ export class MemoryEngine implements Engine {
   leaseLockRelease: LockOperations['leaseLockRelease'] = async (p) =>
     this.open(this.locks).leaseLockRelease(p);
   leaseLockGet: LockOperations['leaseLockGet'] = async (p) => this.open(this.locks).leaseLockGet(p);
+  leaseLockList: LockOperations['leaseLockList'] = async (p) =>
+    this.open(this.locks).leaseLockList(p);
   scheduleSlotClaim: LockOperations['scheduleSlotClaim'] = async (p) =>
     this.open(this.locks).scheduleSlotClaim(p);
   scheduleSlotList: LockOperations['scheduleSlotList'] = async (p) =>
     this.open(this.locks).scheduleSlotList(p);
   scheduleSlotPrune: LockOperations['scheduleSlotPrune'] = async (p) =>
     this.open(this.locks).scheduleSlotPrune(p);
+  scheduleList: LockOperations['scheduleList'] = async (p) => this.open(this.locks).scheduleList(p);
   fenceCheck: LockOperations['fenceCheck'] = async (p) => this.open(this.locks).fenceCheck(p);
   fenceGet: LockOperations['fenceGet'] = async (p) => this.open(this.locks).fenceGet(p);
 

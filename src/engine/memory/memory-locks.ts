@@ -19,6 +19,7 @@ import {
   type LockOperations,
   type ScheduleSlot,
   type ScheduleSlotClaimParams,
+  type ScheduleSummary,
   type SessionLock,
 } from '../locks.js';
 import { MemoryConnectionLocks } from './memory-connection-locks.js';
@@ -137,6 +138,15 @@ export class MemoryLocks implements LockOperations {
     return existing ? view(existing, this.now()) : null;
   }
 
+  async leaseLockList(p: { prefix?: string; limit: number }): Promise<Lease[]> {
+    const now = this.now();
+    return [...this.leaseLocks.values()]
+      .filter((r) => p.prefix === undefined || r.name.startsWith(p.prefix))
+      .sort((a, b) => byCodePoint(a.name, b.name))
+      .slice(0, p.limit)
+      .map((r) => view(r, now));
+  }
+
   async scheduleSlotClaim(p: ScheduleSlotClaimParams): Promise<ScheduleSlot | null> {
     const now = this.now();
     if (p.slot.getTime() > now.getTime()) return null;
@@ -149,6 +159,7 @@ export class MemoryLocks implements LockOperations {
       holder: p.holder,
       token: p.token ?? null,
       claimedAt: now,
+      nextSlot: p.nextSlot ? new Date(p.nextSlot.getTime()) : null,
     };
     slots.set(p.slot.getTime(), claim);
     return { ...claim };
@@ -169,6 +180,19 @@ export class MemoryLocks implements LockOperations {
       if (at < p.before.getTime() && slots?.delete(at)) pruned++;
     }
     return pruned;
+  }
+
+  async scheduleList(p: { limit: number }): Promise<ScheduleSummary[]> {
+    const summaries: ScheduleSummary[] = [];
+    for (const [name, slots] of this.slots) {
+      let newest: ScheduleSlot | undefined;
+      for (const s of slots.values())
+        if (!newest || s.slot.getTime() > newest.slot.getTime()) newest = s;
+      if (!newest) continue; // every slot pruned
+      const { slot, ...rest } = newest;
+      summaries.push({ ...rest, name, lastSlot: slot, runs: slots.size });
+    }
+    return summaries.sort((a, b) => byCodePoint(a.name, b.name)).slice(0, p.limit);
   }
 
   async fenceCheck(p: FenceCheckParams): Promise<void> {
@@ -196,6 +220,17 @@ export class MemoryLocks implements LockOperations {
     this.leaseLocks.set(record.name, record);
     return view(record, now);
   }
+}
+
+/** Code point order, as PostgreSQL's `COLLATE "C"` on UTF-8 (and unlike UTF-16 code units). */
+function byCodePoint(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
 }
 
 function isLive(r: LeaseLockRecord, now: Date): boolean {

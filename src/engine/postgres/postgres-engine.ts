@@ -209,9 +209,11 @@ export class PostgresEngine implements Engine {
   leaseLockRenew: LockOperations['leaseLockRenew'] = (p) => this.locks.leaseLockRenew(p);
   leaseLockRelease: LockOperations['leaseLockRelease'] = (p) => this.locks.leaseLockRelease(p);
   leaseLockGet: LockOperations['leaseLockGet'] = (p) => this.locks.leaseLockGet(p);
+  leaseLockList: LockOperations['leaseLockList'] = (p) => this.locks.leaseLockList(p);
   scheduleSlotClaim: LockOperations['scheduleSlotClaim'] = (p) => this.locks.scheduleSlotClaim(p);
   scheduleSlotList: LockOperations['scheduleSlotList'] = (p) => this.locks.scheduleSlotList(p);
   scheduleSlotPrune: LockOperations['scheduleSlotPrune'] = (p) => this.locks.scheduleSlotPrune(p);
+  scheduleList: LockOperations['scheduleList'] = (p) => this.locks.scheduleList(p);
   fenceCheck: LockOperations['fenceCheck'] = (p) => this.locks.fenceCheck(p);
   fenceGet: LockOperations['fenceGet'] = (p) => this.locks.fenceGet(p);
 

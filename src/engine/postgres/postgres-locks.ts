@@ -17,6 +17,7 @@ import type {
   LockOperations,
   ScheduleSlot,
   ScheduleSlotClaimParams,
+  ScheduleSummary,
   SessionLock,
 } from '../locks.js';
 import type { PgContext } from './context.js';
@@ -30,6 +31,7 @@ interface SlotRow {
   holder: string;
   token: string | null;
   claimed_at: Date;
+  next_slot: Date | null;
 }
 
 const mapSlot = (row: SlotRow): ScheduleSlot => ({
@@ -38,7 +40,13 @@ const mapSlot = (row: SlotRow): ScheduleSlot => ({
   holder: row.holder,
   token: row.token === null ? null : toSafeInteger(row.token, 'schedule_slots.token'),
   claimedAt: row.claimed_at,
+  nextSlot: row.next_slot,
 });
+
+const mapSummary = (row: SlotRow & { runs: number }): ScheduleSummary => {
+  const { slot, ...newest } = mapSlot(row);
+  return { ...newest, lastSlot: slot, runs: row.runs };
+};
 
 export class PostgresLocks implements LockOperations {
   private readonly sql: LockQueries;
@@ -118,6 +126,15 @@ export class PostgresLocks implements LockOperations {
     return rows[0] ? mapLease(rows[0]) : null;
   }
 
+  async leaseLockList(p: { prefix?: string; limit: number }): Promise<Lease[]> {
+    const rows = await this.ctx.query<LeaseRow>('LeaseLockList', this.sql.LeaseLockList, [
+      p.prefix ?? null,
+      p.limit,
+      this.ctx.pinnedNow(),
+    ]);
+    return rows.map(mapLease);
+  }
+
   async scheduleSlotClaim(p: ScheduleSlotClaimParams): Promise<ScheduleSlot | null> {
     const rows = await this.ctx.query<SlotRow>('ScheduleSlotClaim', this.sql.ScheduleSlotClaim, [
       p.name,
@@ -125,6 +142,7 @@ export class PostgresLocks implements LockOperations {
       p.holder,
       p.token ?? null,
       this.ctx.pinnedNow(),
+      p.nextSlot ?? null,
     ]);
     return rows[0] ? mapSlot(rows[0]) : null;
   }
@@ -144,6 +162,15 @@ export class PostgresLocks implements LockOperations {
       [p.name, p.before],
     );
     return rows[0]?.pruned ?? 0;
+  }
+
+  async scheduleList(p: { limit: number }): Promise<ScheduleSummary[]> {
+    const rows = await this.ctx.query<SlotRow & { runs: number }>(
+      'ScheduleList',
+      this.sql.ScheduleList,
+      [p.limit],
+    );
+    return rows.map(mapSummary);
   }
 
   async fenceCheck(p: FenceCheckParams): Promise<void> {

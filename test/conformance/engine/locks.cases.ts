@@ -324,6 +324,51 @@ export function lockEngineCases(h: EngineHarness): void {
       assert.ok(result.acquired);
       assert.equal((await engine.leaseLockGet({ name: 'l' }))?.holder, 'a');
     });
+
+    conformanceCase(
+      h,
+      'lists the latest term of each lease lock under a prefix, in code point order, with its state',
+      async ({ engine, clock }) => {
+        const take = async (name: string, holder: string, ttlMs = TTL) => {
+          const result = await engine.leaseLockAcquire({ name, holder, ttlMs });
+          assert.ok(result.acquired, `${holder} takes ${name}`);
+          return result.lease;
+        };
+        // Code point order puts "B" before "a" (a linguistic collation would not), and "a-b"
+        // before "ab" (one that ignores punctuation would not).
+        await take('e:ab', 'i1');
+        await take('e:a-b', 'i2', 1_000);
+        const released = await take('e:B', 'i3');
+        await engine.leaseLockRelease({ name: 'e:B', holder: 'i3', token: released.token });
+        await take('other', 'i4');
+        await clock.advance(1_000); // e:a-b expires
+        await take('e:a-b', 'i5'); // a second term: token 2, and the only one listed
+
+        const listed = await engine.leaseLockList({ prefix: 'e:', limit: 10 });
+        assert.deepEqual(
+          listed.map((l) => [l.resource, l.holder, l.token, l.state]),
+          [
+            ['e:B', 'i3', 1, 'released'],
+            ['e:a-b', 'i5', 2, 'active'],
+            ['e:ab', 'i1', 1, 'active'],
+          ],
+        );
+        await clock.advance(TTL);
+        assert.deepEqual(
+          (await engine.leaseLockList({ prefix: 'e:', limit: 2 })).map((l) => [
+            l.resource,
+            l.state,
+          ]),
+          [
+            ['e:B', 'released'],
+            ['e:a-b', 'expired'],
+          ],
+          'limit keeps the first names; an unrenewed term reads expired',
+        );
+        assert.equal((await engine.leaseLockList({ limit: 10 })).length, 4, 'no prefix: all');
+        assert.deepEqual(await engine.leaseLockList({ prefix: 'e:%', limit: 10 }), []);
+      },
+    );
   });
 
   describe(`[${h.name}] engine: schedule slots`, () => {
@@ -355,6 +400,63 @@ export function lockEngineCases(h: EngineHarness): void {
         );
         assert.equal(await engine.scheduleSlotPrune({ name: 's', before: future }), 1);
         assert.equal((await engine.scheduleSlotList({ name: 's', limit: 10 })).length, 1);
+      },
+    );
+
+    conformanceCase(
+      h,
+      'summarises each schedule from its newest claimed slot, with the next slot recorded by its claimant and the run count',
+      async ({ engine, clock }) => {
+        assert.deepEqual(await engine.scheduleList({ limit: 10 }), []);
+        const start = clock.now().getTime();
+        const at = (s: number): Date => new Date(start + s * 1_000);
+        for (let i = 0; i < 3; i++) {
+          const claim = await engine.scheduleSlotClaim({
+            name: 'report',
+            slot: at(i),
+            holder: `i${i}`,
+            token: 10 + i,
+            nextSlot: at(i + 1),
+          });
+          assert.equal(claim?.nextSlot?.getTime(), at(i + 1).getTime());
+          await clock.advance(1_000);
+        }
+        await engine.scheduleSlotClaim({ name: 'Audit', slot: at(0), holder: 'old' });
+
+        const summaries = await engine.scheduleList({ limit: 10 });
+        assert.deepEqual(
+          summaries.map((s) => ({ ...s, lastSlot: s.lastSlot.getTime() })),
+          [
+            {
+              name: 'Audit',
+              lastSlot: at(0).getTime(),
+              holder: 'old',
+              token: null,
+              claimedAt: at(3),
+              nextSlot: null,
+              runs: 1,
+            },
+            {
+              name: 'report',
+              lastSlot: at(2).getTime(),
+              holder: 'i2',
+              token: 12,
+              claimedAt: at(2),
+              nextSlot: at(3),
+              runs: 3,
+            },
+          ],
+        );
+        const [newest] = await engine.scheduleSlotList({ name: 'report', limit: 1 });
+        assert.equal(newest?.nextSlot?.getTime(), at(3).getTime(), 'the slot list carries it too');
+
+        assert.equal(await engine.scheduleSlotPrune({ name: 'report', before: at(2) }), 2);
+        assert.equal(await engine.scheduleSlotPrune({ name: 'Audit', before: at(1) }), 1);
+        assert.deepEqual(
+          (await engine.scheduleList({ limit: 1 })).map((s) => [s.name, s.runs]),
+          [['report', 1]],
+          'pruned slots no longer count, and a schedule with none kept is not listed',
+        );
       },
     );
   });

@@ -2,6 +2,7 @@ import { leases } from './0001_leases.js';
 import { locks } from './0002_locks.js';
 import { jobs } from './0003_jobs.js';
 import { controls } from './0004_controls.js';
+import { scheduleNextSlot } from './0005_schedule_next_slot.js';
 
 /**
  * A forward-only schema change. `up` receives the quoted schema identifier and returns SQL that
@@ -14,4 +15,4 @@ export interface Migration {
   up(quotedSchema: string): string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [leases, locks, jobs, controls];
+export const MIGRATIONS: readonly Migration[] = [leases, locks, jobs, controls, scheduleNextSlot];
