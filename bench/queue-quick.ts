@@ -21,7 +21,7 @@ try {
     const l = await leaseholdIdleLatency(db.url, 50, notifications);
     console.log(
       `idle enqueue->start latency, ${notifications ? 'LISTEN/NOTIFY' : 'polling every 100 ms'}: ` +
-        `p50 ${l.p50.toFixed(1)} ms, p95 ${l.p95.toFixed(1)} ms, max ${l.max.toFixed(1)} ms`,
+        `p50 ${l.p50.toFixed(1)} ms, p95 ${l.p95.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms`,
     );
   }
 } finally {

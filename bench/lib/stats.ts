@@ -37,3 +37,23 @@ export async function concurrentRate(
   );
   return count / ((performance.now() - started) / 1000);
 }
+
+export interface Percentiles {
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+/** p50, p95 and p99 of unsorted values (nearest rank). */
+export function percentiles(values: readonly number[]): Percentiles {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (p: number): number =>
+    sorted.length === 0
+      ? Number.NaN
+      : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+  return { p50: at(50), p95: at(95), p99: at(99) };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

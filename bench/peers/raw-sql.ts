@@ -1,11 +1,12 @@
 /**
  * The raw-SQL baselines: what PostgreSQL itself allows on this machine through `pg` on 8
  * connections, running exactly the statements leasehold runs (taken from lease-queries.ts), or a
- * plain INSERT for the enqueue baseline. leasehold's numbers are reported as ratios to these.
+ * plain single-row INSERT for the enqueue baseline. leasehold's numbers are reported as ratios to these.
  */
 import pg from 'pg';
 import { leaseQueries } from '../../src/engine/postgres/lease-queries.js';
 import { dropSchema, freshSchema } from '../lib/database.js';
+import { timedLoops } from '../lib/loops.js';
 
 async function clients(url: string, n: number): Promise<pg.Client[]> {
   return Promise.all(
@@ -18,7 +19,7 @@ async function clients(url: string, n: number): Promise<pg.Client[]> {
 }
 
 /** A schema with leasehold's leases table, created by leasehold's own migrator. */
-async function leaseSchema(url: string): Promise<string> {
+export async function leaseSchema(url: string): Promise<string> {
   const { PostgresEngine } = await import('../../src/engine/postgres/postgres-engine.js');
   const schema = freshSchema('bench_raw');
   const engine = new PostgresEngine({ connectionString: url, schema, poolSize: 1 });
@@ -36,31 +37,22 @@ export async function rawLeasePairs(
   const schema = await leaseSchema(url);
   const sql = leaseQueries(`"${schema}"`);
   const cs = await clients(url, connections);
-  let pairs = 0;
-  const deadline = performance.now() + seconds * 1000;
-  await Promise.all(
-    cs.map(async (c, i) => {
-      const resource = `r${i}`;
-      const holder = `h${i}`;
-      while (performance.now() < deadline) {
-        const acquired = await c.query({
-          name: 'acq',
-          text: sql.LeaseAcquire,
-          values: [resource, holder, 30_000, null, null],
-        });
-        const token = acquired.rows[0].token;
-        await c.query({
-          name: 'rel',
-          text: sql.LeaseRelease,
-          values: [resource, holder, token, null],
-        });
-        pairs++;
-      }
-    }),
-  );
+  const pairs = await timedLoops(connections, seconds, async (i) => {
+    const c = cs[i]!;
+    const acquired = await c.query({
+      name: 'acq',
+      text: sql.LeaseAcquire,
+      values: [`r${i}`, `h${i}`, 30_000, null, null],
+    });
+    await c.query({
+      name: 'rel',
+      text: sql.LeaseRelease,
+      values: [`r${i}`, `h${i}`, acquired.rows[0].token, null],
+    });
+  });
   await Promise.all(cs.map((c) => c.end()));
   await dropSchema(url, schema);
-  return pairs / seconds;
+  return pairs;
 }
 
 /** Renewals per second, `connections` holders each renewing its own live lease. */
@@ -72,40 +64,50 @@ export async function rawLeaseRenews(
   const schema = await leaseSchema(url);
   const sql = leaseQueries(`"${schema}"`);
   const cs = await clients(url, connections);
-  let renews = 0;
-  const deadline = performance.now() + seconds * 1000;
-  await Promise.all(
-    cs.map(async (c, i) => {
-      const resource = `r${i}`;
-      const holder = `h${i}`;
-      const { rows } = await c.query({
-        name: 'acq',
-        text: sql.LeaseAcquire,
-        values: [resource, holder, 600_000, null, null],
-      });
-      const token = rows[0].token;
-      while (performance.now() < deadline) {
-        await c.query({
-          name: 'ren',
-          text: sql.LeaseRenew,
-          values: [resource, holder, token, 600_000, null],
-        });
-        renews++;
-      }
-    }),
+  const tokens = await Promise.all(
+    cs.map(
+      async (c, i) =>
+        (
+          await c.query({
+            name: 'acq',
+            text: sql.LeaseAcquire,
+            values: [`q${i}`, `h${i}`, 600_000, null, null],
+          })
+        ).rows[0].token,
+    ),
   );
+  const renews = await timedLoops(connections, seconds, async (i) => {
+    await cs[i]!.query({
+      name: 'ren',
+      text: sql.LeaseRenew,
+      values: [`q${i}`, `h${i}`, tokens[i], 600_000, null],
+    });
+  });
   await Promise.all(cs.map((c) => c.end()));
   await dropSchema(url, schema);
-  return renews / seconds;
+  return renews;
 }
 
-/** Single-row INSERT transactions per second from 8 connections (optionally with pg_notify). */
+/** Acquire+release pairs/s and renews/s, each over `seconds`, on 8 connections. */
+export async function rawLeaseThroughput(
+  url: string,
+  seconds: number,
+): Promise<{ pairs: number; renews: number }> {
+  return { pairs: await rawLeasePairs(url, seconds), renews: await rawLeaseRenews(url, seconds) };
+}
+
+/**
+ * Single-row INSERT transactions from `connections` loops for `seconds`, one connection each;
+ * rows/s.
+ * The row is a jsonb payload in a table with an identity key: the floor of any enqueue. With
+ * `notify`, each INSERT also sends a pg_notify in the same statement, as an enqueue does.
+ */
 export async function rawInserts(
   url: string,
   seconds: number,
-  notify: boolean,
-  connections = 8,
+  options: { notify: boolean; connections?: number },
 ): Promise<number> {
+  const connections = options.connections ?? 8;
   const schema = freshSchema('bench_ins');
   const setup = new pg.Client({ connectionString: url });
   await setup.connect();
@@ -114,20 +116,16 @@ export async function rawInserts(
   );
   await setup.end();
   const cs = await clients(url, connections);
-  const text = notify
-    ? `WITH i AS (INSERT INTO "${schema}".t (payload) VALUES ($1) RETURNING id) SELECT pg_notify('bench', 'x') FROM i`
-    : `INSERT INTO "${schema}".t (payload) VALUES ($1)`;
-  let count = 0;
-  const deadline = performance.now() + seconds * 1000;
-  await Promise.all(
-    cs.map(async (c) => {
-      while (performance.now() < deadline) {
-        await c.query({ name: notify ? 'insn' : 'ins', text, values: ['{}'] });
-        count++;
-      }
-    }),
-  );
-  await Promise.all(cs.map((c) => c.end()));
-  await dropSchema(url, schema);
-  return count / seconds;
+  const insert = `INSERT INTO "${schema}".t (payload) VALUES ($1)`;
+  const text = options.notify
+    ? `WITH i AS (${insert} RETURNING id) SELECT pg_notify('${schema}', 'jobs') FROM i`
+    : insert;
+  try {
+    return await timedLoops(connections, seconds, (caller, i) =>
+      cs[caller]!.query({ name: 'ins', text, values: [JSON.stringify({ i })] }),
+    );
+  } finally {
+    await Promise.all(cs.map((c) => c.end()));
+    await dropSchema(url, schema);
+  }
 }

@@ -1,15 +1,31 @@
 /**
- * Lease throughput: acquire+release pairs/s and renews/s with 8 concurrent holders, through the
- * library in process and through the HTTP service (8 keep-alive clients), beside the raw-SQL
- * baseline of the same statements.
+ * Lease throughput: acquire+release pairs/s and renews/s with 8 concurrent holders, each on its
+ * own resource, through the library in process and through the HTTP service driven by 8
+ * keep-alive clients: the service in its own process (`leasehold serve`, as it is deployed),
+ * and the service started in the benchmark's own process.
  */
+import { Agent, request } from 'node:http';
 import { Leasehold } from '../../src/leasehold.js';
 import { startServer } from '../../src/service/server.js';
+import { startChild } from '../lib/child.js';
 import { dropSchema, freshSchema } from '../lib/database.js';
+import { timedLoops } from '../lib/loops.js';
 
 const HOLDERS = 8;
 
-async function withLeasehold<T>(url: string, fn: (lh: Leasehold) => Promise<T>): Promise<T> {
+export interface LeaseThroughput {
+  pairs: number;
+  renews: number;
+}
+
+const loop = (seconds: number, body: (i: number) => Promise<void>): Promise<number> =>
+  timedLoops(HOLDERS, seconds, body);
+
+/** The library in this process, one pool of 8 connections. */
+export async function leaseholdLeaseThroughput(
+  url: string,
+  seconds: number,
+): Promise<LeaseThroughput> {
   const schema = freshSchema('bench_lh_leases');
   const lh = await Leasehold.connect({
     connectionString: url,
@@ -18,109 +34,149 @@ async function withLeasehold<T>(url: string, fn: (lh: Leasehold) => Promise<T>):
     migrate: true,
   });
   try {
-    return await fn(lh);
+    const pairs = await loop(seconds, async (i) => {
+      const lease = await lh.leases.acquire(`r${i}`, { holder: `h${i}`, ttl: 30_000 });
+      await lh.leases.release(lease!);
+    });
+    const leases = await Promise.all(
+      Array.from({ length: HOLDERS }, (_, i) =>
+        lh.leases.acquire(`q${i}`, { holder: `h${i}`, ttl: 600_000 }),
+      ),
+    );
+    const renews = await loop(seconds, async (i) => {
+      await lh.leases.renew(leases[i]!, { ttl: 600_000 });
+    });
+    return { pairs, renews };
   } finally {
     await lh.close();
     await dropSchema(url, schema);
   }
 }
 
-async function loop(seconds: number, body: (i: number) => Promise<void>): Promise<number> {
-  let count = 0;
-  const deadline = performance.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: HOLDERS }, async (_, i) => {
-      while (performance.now() < deadline) {
-        await body(i);
-        count++;
-      }
-    }),
-  );
-  return count / seconds;
-}
+type Call = (method: string, path: string, body: unknown) => Promise<{ token: number }>;
 
-export function leasePairsInProcess(url: string, seconds: number): Promise<number> {
-  return withLeasehold(url, (lh) =>
-    loop(seconds, async (i) => {
-      const lease = await lh.leases.acquire(`r${i}`, { holder: `h${i}`, ttl: 30_000 });
-      await lh.leases.release(lease!);
-    }),
-  );
-}
-
-export function leaseRenewsInProcess(url: string, seconds: number): Promise<number> {
-  return withLeasehold(url, async (lh) => {
-    const leases = await Promise.all(
-      Array.from({ length: HOLDERS }, (_, i) =>
-        lh.leases.acquire(`r${i}`, { holder: `h${i}`, ttl: 600_000 }),
-      ),
-    );
-    return loop(seconds, async (i) => {
-      await lh.leases.renew(leases[i]!, { ttl: 600_000 });
+function client(base: string, agent: Agent): Call {
+  const { hostname, port } = new URL(base);
+  return (method, path, body) =>
+    new Promise((resolve, reject) => {
+      const payload = JSON.stringify(body);
+      const req = request(
+        {
+          agent,
+          hostname,
+          port,
+          method,
+          path,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+          },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => {
+            if ((res.statusCode ?? 500) >= 300)
+              reject(new Error(`${method} ${path}: ${res.statusCode} ${text}`));
+            else resolve(JSON.parse(text) as { token: number });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
     });
-  });
 }
 
-async function withService<T>(url: string, fn: (base: string) => Promise<T>): Promise<T> {
-  return withLeasehold(url, async (lh) => {
-    const server = await startServer({ lh, port: 0 });
-    try {
-      return await fn(server.url);
-    } finally {
-      await server.close();
-    }
-  });
-}
-
-const post = (url: string, method: string, body: unknown) =>
-  fetch(url, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  }).then(async (r) => {
-    if (!r.ok) throw new Error(`${method} ${url}: ${r.status} ${await r.text()}`);
-    return r.json() as Promise<{ token: number }>;
-  });
-
-export function leasePairsHttp(url: string, seconds: number): Promise<number> {
-  return withService(url, (base) =>
-    loop(seconds, async (i) => {
-      const lease = await post(`${base}/api/leases`, 'POST', {
+/** Pairs, then renews, through the service at `base` with 8 keep-alive clients. */
+async function overHttp(base: string, seconds: number): Promise<LeaseThroughput> {
+  const agent = new Agent({ keepAlive: true, maxSockets: HOLDERS });
+  const call = client(base, agent);
+  try {
+    const pairs = await loop(seconds, async (i) => {
+      const lease = await call('POST', '/api/leases', {
         resource: `r${i}`,
         holder: `h${i}`,
         ttlSeconds: 30,
       });
-      await post(`${base}/api/leases/release`, 'DELETE', {
+      await call('DELETE', '/api/leases/release', {
         resource: `r${i}`,
         holder: `h${i}`,
         token: lease.token,
       });
-    }),
-  );
-}
-
-export function leaseRenewsHttp(url: string, seconds: number): Promise<number> {
-  return withService(url, async (base) => {
+    });
     const tokens = await Promise.all(
       Array.from(
         { length: HOLDERS },
         async (_, i) =>
           (
-            await post(`${base}/api/leases`, 'POST', {
-              resource: `r${i}`,
+            await call('POST', '/api/leases', {
+              resource: `q${i}`,
               holder: `h${i}`,
               ttlSeconds: 600,
             })
           ).token,
       ),
     );
-    return loop(seconds, async (i) => {
-      await post(`${base}/api/leases/renew`, 'PUT', {
-        resource: `r${i}`,
+    const renews = await loop(seconds, async (i) => {
+      await call('PUT', '/api/leases/renew', {
+        resource: `q${i}`,
         holder: `h${i}`,
         token: tokens[i],
         ttlSeconds: 600,
       });
     });
+    return { pairs, renews };
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** The HTTP service in its own process (`leasehold serve`), as it is deployed. */
+export async function httpLeaseThroughput(url: string, seconds: number): Promise<LeaseThroughput> {
+  const schema = freshSchema('bench_lh_http');
+  const service = startChild('src/cli/main.ts', [
+    'serve',
+    '--database-url',
+    url,
+    '--schema',
+    schema,
+    '--port',
+    '0',
+    '--no-generator',
+    '--maintenance-interval',
+    '3600000',
+  ]);
+  try {
+    const [, base] = await service.waitForLine(/listening on (http:\/\/\S+)/);
+    return await overHttp(base!, seconds);
+  } finally {
+    await service.stop();
+    await dropSchema(url, schema);
+  }
+}
+
+/**
+ * The same service started in this process (the clients share its event loop): beside the
+ * figure above, it separates the cost of the HTTP stack from the cost of a second process.
+ */
+export async function httpSameProcessLeaseThroughput(
+  url: string,
+  seconds: number,
+): Promise<LeaseThroughput> {
+  const schema = freshSchema('bench_lh_http_local');
+  const lh = await Leasehold.connect({
+    connectionString: url,
+    schema,
+    poolSize: HOLDERS,
+    migrate: true,
   });
+  const server = await startServer({ lh, port: 0, maintenance: false });
+  try {
+    return await overHttp(server.url, seconds);
+  } finally {
+    await server.close();
+    await lh.close();
+    await dropSchema(url, schema);
+  }
 }

@@ -1,20 +1,26 @@
 /**
- * leasehold's queue measured the way users run it: a burn-down of no-op jobs through one
- * worker process (claims sized to free slots, batched outcomes), and the idle latency from
- * enqueue to handler start, with LISTEN/NOTIFY and by polling alone.
+ * leasehold's queue measured the way users run it, one function per measurement: a burn-down
+ * of no-op jobs through one worker (claims sized to free slots, batched outcomes), bulk and
+ * single enqueue, the idle latency from enqueue to handler start, and sustained load. The
+ * families under this directory put these beside the peers.
  */
-import { Leasehold } from '../../src/leasehold.js';
+import { Leasehold, type ConnectOptions } from '../../src/leasehold.js';
+import { Countdown, type DrainResult } from '../lib/countdown.js';
 import { dropSchema, freshSchema } from '../lib/database.js';
-import { percentile } from '../lib/stats.js';
+import { IdleLatencyProbe } from '../lib/idle-latency.js';
+import { timedLoops } from '../lib/loops.js';
+import type { Percentiles } from '../lib/stats.js';
+import { runSustained, type SustainedResult } from '../lib/sustained.js';
 
-async function withLeasehold<T>(url: string, fn: (lh: Leasehold) => Promise<T>): Promise<T> {
+const QUEUE = 'bench';
+
+async function withLeasehold<T>(
+  url: string,
+  options: Omit<ConnectOptions, 'connectionString'>,
+  fn: (lh: Leasehold) => Promise<T>,
+): Promise<T> {
   const schema = freshSchema('bench_lh_queue');
-  const lh = await Leasehold.connect({
-    connectionString: url,
-    schema,
-    poolSize: 12,
-    migrate: true,
-  });
+  const lh = await Leasehold.connect({ connectionString: url, schema, migrate: true, ...options });
   try {
     return await fn(lh);
   } finally {
@@ -23,79 +29,140 @@ async function withLeasehold<T>(url: string, fn: (lh: Leasehold) => Promise<T>):
   }
 }
 
+/** A tuned worker; `undefined` stands for the defaults: `lh.worker({ queues, handler })`. */
 export interface BurnDownOptions {
   concurrency: number;
   maxClaimBatch: number;
 }
 
-/** Jobs per second from the first claim to the last completion written. */
-export function leaseholdBurnDown(url: string, n: number, o: BurnDownOptions): Promise<number> {
-  return withLeasehold(url, async (lh) => {
-    const queue = lh.queue('bench');
-    for (let i = 0; i < n; i += 5_000)
-      await queue.enqueueMany(
-        Array.from({ length: Math.min(5_000, n - i) }, () => ({ payload: {} })),
-      );
-    let done = 0;
-    let finish!: () => void;
-    const allDone = new Promise<void>((resolve) => (finish = resolve));
-    const worker = lh.worker({
-      queues: 'bench',
-      concurrency: o.concurrency,
-      maxClaimBatch: o.maxClaimBatch,
-      leaseTtl: '60s',
-      handler: async () => undefined,
-    });
-    worker.events.on('job:completed', () => {
-      if (++done === n) finish();
-    });
-    const started = performance.now();
+/** The tuned pool: the worker needs a few connections (claims, outcomes, renewals, presence). */
+const TUNED_POOL = 12;
+
+async function enqueueNoops(lh: Leasehold, n: number): Promise<void> {
+  const queue = lh.queue(QUEUE);
+  for (let i = 0; i < n; i += 5_000)
+    await queue.enqueueMany(
+      Array.from({ length: Math.min(5_000, n - i) }, () => ({ payload: {} })),
+    );
+}
+
+/**
+ * Drains `n` pre-enqueued no-op jobs; the rate runs from the worker's start to the last
+ * completion *written* (the `job:completed` event follows the outcome statement).
+ */
+export function leaseholdDrain(
+  url: string,
+  n: number,
+  o: BurnDownOptions | undefined,
+  limitMs: number,
+): Promise<DrainResult> {
+  return withLeasehold(url, o ? { poolSize: TUNED_POOL } : {}, async (lh) => {
+    await enqueueNoops(lh, n);
+    const handler = async (): Promise<undefined> => undefined;
+    const worker = o
+      ? lh.worker({
+          queues: QUEUE,
+          concurrency: o.concurrency,
+          maxClaimBatch: o.maxClaimBatch,
+          handler,
+        })
+      : lh.worker({ queues: QUEUE, handler });
+    const countdown = new Countdown(n);
+    worker.events.on('job:completed', () => countdown.add());
     await worker.start();
-    await allDone;
-    const rate = n / ((performance.now() - started) / 1000);
+    const result = await countdown.wait(limitMs);
     await worker.stop();
-    return rate;
+    return result;
   });
 }
 
-export interface LatencyResult {
-  p50: number;
-  p95: number;
-  max: number;
+/** Jobs per second of a full burn-down of `n` jobs (for quick checks of a queue change). */
+export async function leaseholdBurnDown(
+  url: string,
+  n: number,
+  o: BurnDownOptions,
+): Promise<number> {
+  return (await leaseholdDrain(url, n, o, 3_600_000)).rate;
 }
 
-/** Idle worker; one job at a time; ms from the enqueue call to the handler's first line. */
+/** One `enqueueMany` call with `n` jobs (one statement per 1,000); jobs/s. */
+export function leaseholdBulkEnqueue(url: string, n: number): Promise<number> {
+  return withLeasehold(url, {}, async (lh) => {
+    const jobs = Array.from({ length: n }, (_, i) => ({ payload: { i } }));
+    await lh.queue(QUEUE).enqueue({ warm: true }); // connects (the other systems do the same)
+    const started = performance.now();
+    await lh.queue(QUEUE).enqueueMany(jobs);
+    return n / ((performance.now() - started) / 1000);
+  });
+}
+
+/** Single `enqueue` calls from `callers` concurrent loops for `seconds` (default pool of 10); jobs/s. */
+export function leaseholdSingleEnqueue(
+  url: string,
+  seconds: number,
+  callers: number,
+): Promise<number> {
+  return withLeasehold(url, {}, (lh) => {
+    const queue = lh.queue(QUEUE);
+    return timedLoops(callers, seconds, (_, i) => queue.enqueue({ i }));
+  });
+}
+
+/** Idle worker, one job at a time; ms from the enqueue call to the handler's first line. */
 export function leaseholdIdleLatency(
   url: string,
   samples: number,
   notifications: boolean,
-): Promise<LatencyResult> {
-  return withLeasehold(url, async (lh) => {
-    let onStart: (() => void) | undefined;
+): Promise<Percentiles> {
+  return withLeasehold(url, {}, async (lh) => {
+    const probe = new IdleLatencyProbe();
     const worker = lh.worker({
       queues: 'latency',
       concurrency: 1,
       notifications,
       pollInterval: notifications ? '2s' : '100ms',
-      handler: async () => onStart?.(),
+      handler: async () => probe.started(),
     });
     await worker.start();
     const queue = lh.queue('latency');
-    const latencies: number[] = [];
-    for (let i = 0; i < samples; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20)); // let the worker go idle
-      const started = new Promise<number>(
-        (resolve) => (onStart = () => resolve(performance.now())),
-      );
-      const sentAt = performance.now();
-      await queue.enqueue({ i });
-      latencies.push((await started) - sentAt);
+    try {
+      return await probe.run(samples, (i) => queue.enqueue({ i }));
+    } finally {
+      await worker.stop();
     }
-    await worker.stop();
+  });
+}
+
+/** Enqueues at `ratePerSecond` for `seconds` while a worker tuned with `o` works. */
+export function leaseholdSustained(
+  url: string,
+  o: BurnDownOptions,
+  options: { ratePerSecond: number; seconds: number; drainLimitMs: number },
+): Promise<SustainedResult> {
+  return runSustained(url, options, async (picked) => {
+    const schema = freshSchema('bench_lh_sustained');
+    const lh = await Leasehold.connect({
+      connectionString: url,
+      schema,
+      poolSize: TUNED_POOL,
+      migrate: true,
+    });
+    const worker = lh.worker({
+      queues: QUEUE,
+      concurrency: o.concurrency,
+      maxClaimBatch: o.maxClaimBatch,
+      handler: async (job) => {
+        picked((job.payload as { t: number }).t);
+      },
+    });
+    await worker.start();
+    const queue = lh.queue(QUEUE);
     return {
-      p50: percentile(latencies, 50),
-      p95: percentile(latencies, 95),
-      max: Math.max(...latencies),
+      schema,
+      enqueue: async (count, sentAt) => {
+        await queue.enqueueMany(Array.from({ length: count }, () => ({ payload: { t: sentAt } })));
+      },
+      close: () => lh.close(),
     };
   });
 }

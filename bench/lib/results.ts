@@ -1,0 +1,154 @@
+/**
+ * Every sample of a run, the ratios between them and the figures worth naming on their own.
+ * A measurement is one number per round (jobs/s, a p99 in ms…); it is summarised as the median
+ * and min–max of its rounds. A ratio is always leasehold ÷ the other system, median over median;
+ * when a side lists several measurements (leasehold's tuned configurations), its best is used.
+ */
+import { summary } from './stats.js';
+
+export type Better = 'higher' | 'lower';
+
+export interface MeasurementSpec {
+  /** `family.system[.metric]`, e.g. `burnDown.graphile.fast`. */
+  readonly id: string;
+  readonly family: string;
+  readonly label: string;
+  readonly unit: string;
+  readonly better: Better;
+}
+
+export interface Measurement extends MeasurementSpec {
+  readonly samples: number[];
+  readonly notes: string[];
+}
+
+export interface Target {
+  readonly op: '>=' | '<=';
+  readonly value: number;
+}
+
+export interface RatioSpec {
+  /** The key in latest.json's `ratios`, e.g. `burnDownVsGraphile`. */
+  readonly key: string;
+  readonly label: string;
+  readonly numerator: string | readonly string[];
+  readonly denominator: string | readonly string[];
+  readonly target?: Target;
+}
+
+/** An absolute figure held against a target (the idle herd's queries per second). */
+export interface CheckSpec {
+  readonly key: string;
+  readonly label: string;
+  readonly measurement: string;
+  readonly target: Target;
+}
+
+export interface Summary {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+export interface RatioResult {
+  readonly key: string;
+  readonly label: string;
+  readonly numerator: string;
+  readonly denominator: string;
+  readonly value: number;
+  readonly target?: Target;
+  readonly met?: boolean;
+}
+
+export function meets(value: number, target: Target): boolean {
+  return target.op === '>=' ? value >= target.value : value <= target.value;
+}
+
+export class ResultSet {
+  private readonly measurements = new Map<string, Measurement>();
+  private readonly ratioSpecs: RatioSpec[] = [];
+  private readonly checkSpecs: CheckSpec[] = [];
+  readonly figures: Record<string, unknown> = {};
+
+  define(spec: MeasurementSpec): void {
+    if (!this.measurements.has(spec.id))
+      this.measurements.set(spec.id, { ...spec, samples: [], notes: [] });
+  }
+
+  add(id: string, value: number, note?: string): void {
+    const m = this.measurements.get(id);
+    if (!m) throw new Error(`measurement ${id} was never defined`);
+    m.samples.push(value);
+    if (note) m.notes.push(note);
+  }
+
+  ratio(spec: RatioSpec): void {
+    this.ratioSpecs.push(spec);
+  }
+
+  check(spec: CheckSpec): void {
+    this.checkSpecs.push(spec);
+  }
+
+  inFamily(family: string): Measurement[] {
+    return [...this.measurements.values()].filter((m) => m.family === family);
+  }
+
+  all(): Measurement[] {
+    return [...this.measurements.values()];
+  }
+
+  summary(id: string): Summary | undefined {
+    const m = this.measurements.get(id);
+    return m && m.samples.length > 0 ? summary(m.samples) : undefined;
+  }
+
+  /** The measurement among `ids` with the best median (by its own `better`). */
+  best(ids: string | readonly string[]): { id: string; median: number } | undefined {
+    let best: { id: string; median: number } | undefined;
+    for (const id of typeof ids === 'string' ? [ids] : ids) {
+      const s = this.summary(id);
+      const m = this.measurements.get(id);
+      if (!s || !m) continue;
+      const better =
+        m.better === 'higher'
+          ? s.median > (best?.median ?? -Infinity)
+          : s.median < (best?.median ?? Infinity);
+      if (better) best = { id, median: s.median };
+    }
+    return best;
+  }
+
+  ratios(): RatioResult[] {
+    const out: RatioResult[] = [];
+    for (const spec of this.ratioSpecs) {
+      const top = this.best(spec.numerator);
+      const bottom = this.best(spec.denominator);
+      if (!top || !bottom || bottom.median === 0) continue;
+      const value = top.median / bottom.median;
+      out.push({
+        key: spec.key,
+        label: spec.label,
+        numerator: top.id,
+        denominator: bottom.id,
+        value,
+        ...(spec.target ? { target: spec.target, met: meets(value, spec.target) } : {}),
+      });
+    }
+    return out;
+  }
+
+  checks(): {
+    key: string;
+    label: string;
+    measurement: string;
+    value: number;
+    target: Target;
+    met: boolean;
+  }[] {
+    return this.checkSpecs.flatMap((spec) => {
+      const s = this.summary(spec.measurement);
+      return s ? [{ ...spec, value: s.median, met: meets(s.median, spec.target) }] : [];
+    });
+  }
+}

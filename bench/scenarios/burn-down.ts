@@ -1,0 +1,128 @@
+/**
+ * Burn-down: drain N pre-enqueued no-op jobs through one worker process. leasehold runs in two
+ * tuned shapes (its fastest is the one compared) and with its defaults; graphile-worker in its
+ * documented performance configuration and its defaults; pg-boss in two batch shapes and its
+ * defaults. A run stops at the profile's limit: a default configuration may poll too slowly to
+ * drain the backlog in any reasonable time, and its rate is then the rate over the limit.
+ */
+import type { DrainResult } from '../lib/countdown.js';
+import { roundRobin, type BenchSystem, type Family, type FamilyContext } from '../lib/family.js';
+import { formatValue } from '../lib/format.js';
+import { graphileDrain } from '../peers/graphile.js';
+import { PGBOSS_FAST_SHAPES, pgBossDrain } from '../peers/pgboss.js';
+import { leaseholdDrain, type BurnDownOptions } from './queue.js';
+
+/** The tuned shapes tried for leasehold; the faster one (by median) is compared. */
+export const LEASEHOLD_TUNED: readonly BurnDownOptions[] = [
+  { concurrency: 100, maxClaimBatch: 100 },
+  { concurrency: 500, maxClaimBatch: 250 },
+];
+
+export const tunedId = (o: BurnDownOptions): string =>
+  `burnDown.leasehold.c${o.concurrency}b${o.maxClaimBatch}`;
+const LEASEHOLD_TUNED_IDS = LEASEHOLD_TUNED.map(tunedId);
+const PGBOSS_FAST_IDS = PGBOSS_FAST_SHAPES.map(
+  (s) => `burnDown.pgBoss.b${s.batchSize}x${s.localConcurrency}`,
+);
+
+function system(
+  ctx: FamilyContext,
+  id: string,
+  label: string,
+  drain: (n: number, limitMs: number) => Promise<DrainResult>,
+): BenchSystem {
+  ctx.results.define({ id, family: 'burn-down', label, unit: 'jobs/s', better: 'higher' });
+  const n = ctx.counts.burnDownJobs;
+  const limitMs = ctx.counts.burnDownLimitSeconds * 1000;
+  return {
+    name: label,
+    run: async () => {
+      const r = await drain(n, limitMs);
+      const capped = `capped: ${r.completed} of ${n} in ${ctx.counts.burnDownLimitSeconds} s`;
+      ctx.results.add(id, r.rate, r.capped ? capped : undefined);
+      return `${formatValue(r.rate, 'jobs/s')} jobs/s${r.capped ? ` (${capped})` : ''}`;
+    },
+  };
+}
+
+export const burnDownFamily: Family = {
+  name: 'burn-down',
+  title: 'Burn-down',
+  about: ({ counts: c }) =>
+    `Drain ${c.burnDownJobs.toLocaleString('en-US')} pre-enqueued no-op jobs with one worker process; ` +
+    `jobs/s from the worker's start to the last completion. A run stops after ` +
+    `${c.burnDownLimitSeconds} s; a capped rate is the rate over that limit.`,
+  async run(ctx) {
+    const { results } = ctx;
+    const url = ctx.db.url;
+    const systems: BenchSystem[] = [
+      ...LEASEHOLD_TUNED.map((o) =>
+        system(
+          ctx,
+          tunedId(o),
+          `leasehold, concurrency ${o.concurrency} / claim batch ${o.maxClaimBatch}`,
+          (n, limit) => leaseholdDrain(url, n, o, limit),
+        ),
+      ),
+      system(ctx, 'burnDown.leasehold.default', 'leasehold, defaults', (n, limit) =>
+        leaseholdDrain(url, n, undefined, limit),
+      ),
+      system(ctx, 'burnDown.graphile.fast', 'graphile-worker, performance config', (n, limit) =>
+        graphileDrain(url, n, 'fast', limit),
+      ),
+      system(ctx, 'burnDown.graphile.default', 'graphile-worker, defaults', (n, limit) =>
+        graphileDrain(url, n, 'default', limit),
+      ),
+      ...PGBOSS_FAST_SHAPES.map((shape, i) =>
+        system(
+          ctx,
+          PGBOSS_FAST_IDS[i]!,
+          `pg-boss, batch ${shape.batchSize} × ${shape.localConcurrency} workers, burst`,
+          (n, limit) => pgBossDrain(url, n, shape, limit),
+        ),
+      ),
+      system(ctx, 'burnDown.pgBoss.default', 'pg-boss, defaults', (n, limit) =>
+        pgBossDrain(url, n, undefined, limit),
+      ),
+    ];
+    results.ratio({
+      key: 'burnDownVsGraphile',
+      label: 'burn-down, fastest: leasehold ÷ graphile-worker',
+      numerator: LEASEHOLD_TUNED_IDS,
+      denominator: 'burnDown.graphile.fast',
+      target: { op: '>=', value: 1.5 },
+    });
+    results.ratio({
+      key: 'burnDownVsPgBoss',
+      label: 'burn-down, fastest: leasehold ÷ pg-boss',
+      numerator: LEASEHOLD_TUNED_IDS,
+      denominator: PGBOSS_FAST_IDS,
+      target: { op: '>=', value: 2 },
+    });
+    results.ratio({
+      key: 'burnDownDefaultsVsGraphile',
+      label: 'burn-down, defaults: leasehold ÷ graphile-worker',
+      numerator: 'burnDown.leasehold.default',
+      denominator: 'burnDown.graphile.default',
+    });
+    results.ratio({
+      key: 'burnDownDefaultsVsPgBoss',
+      label: 'burn-down, defaults: leasehold ÷ pg-boss',
+      numerator: 'burnDown.leasehold.default',
+      denominator: 'burnDown.pgBoss.default',
+    });
+    await roundRobin(ctx, 'burn-down', systems);
+    const fastest = fastestTuned(ctx);
+    if (fastest) results.figures['burnDownLeaseholdFastest'] = fastest;
+  },
+};
+
+/** leasehold's faster tuned shape in this run, with its median, if the burn-down ran. */
+export function fastestTuned(
+  ctx: FamilyContext,
+): { options: BurnDownOptions; jobsPerSecond: number } | undefined {
+  const best = ctx.results.best(LEASEHOLD_TUNED_IDS);
+  if (!best) return undefined;
+  const options = LEASEHOLD_TUNED[LEASEHOLD_TUNED_IDS.indexOf(best.id)]!;
+  return { options, jobsPerSecond: best.median };
+}

@@ -1,0 +1,117 @@
+/**
+ * Leases: acquire+release pairs/s and renews/s with 8 concurrent holders, each on its own
+ * resource: leasehold in process; leasehold's HTTP service with 8 keep-alive clients (the
+ * service in its own process, and in the client's process); the same SQL statements through
+ * `pg` on 8 connections and through pgbench.
+ */
+import { roundRobin, type BenchSystem, type Family, type FamilyContext } from '../lib/family.js';
+import { formatValue } from '../lib/format.js';
+import { pgbenchLeaseThroughput, pgbenchVersion } from '../peers/pgbench.js';
+import { rawLeaseThroughput } from '../peers/raw-sql.js';
+import {
+  httpLeaseThroughput,
+  httpSameProcessLeaseThroughput,
+  leaseholdLeaseThroughput,
+  type LeaseThroughput,
+} from './leases.js';
+
+function system(
+  ctx: FamilyContext,
+  key: string,
+  label: string,
+  measure: () => Promise<LeaseThroughput>,
+): BenchSystem {
+  for (const [metric, what] of [
+    ['pairs', 'acquire+release pairs/s'],
+    ['renews', 'renews/s'],
+  ] as const)
+    ctx.results.define({
+      id: `leases.${key}.${metric}`,
+      family: 'leases',
+      label: `${label}: ${what}`,
+      unit: 'ops/s',
+      better: 'higher',
+    });
+  return {
+    name: label,
+    run: async () => {
+      const r = await measure();
+      ctx.results.add(`leases.${key}.pairs`, r.pairs);
+      ctx.results.add(`leases.${key}.renews`, r.renews);
+      return `${formatValue(r.pairs, 'ops/s')} pairs/s, ${formatValue(r.renews, 'ops/s')} renews/s`;
+    },
+  };
+}
+
+export const leasesFamily: Family = {
+  name: 'leases',
+  title: 'Leases',
+  about: ({ counts: c }) =>
+    `8 concurrent holders, each on its own resource, ${c.leaseSeconds} s per measurement ` +
+    `(pgbench: whole seconds, at least 1): acquire+release pairs/s and renews/s.`,
+  async run(ctx) {
+    const url = ctx.db.url;
+    const seconds = ctx.counts.leaseSeconds;
+    const systems = [
+      system(ctx, 'inProcess', 'leasehold in process', () =>
+        leaseholdLeaseThroughput(url, seconds),
+      ),
+      system(ctx, 'http', 'leasehold over HTTP (service in its own process)', () =>
+        httpLeaseThroughput(url, seconds),
+      ),
+      system(ctx, 'httpSameProcess', 'leasehold over HTTP (service in the client process)', () =>
+        httpSameProcessLeaseThroughput(url, seconds),
+      ),
+      system(ctx, 'rawSql', 'raw SQL (pg, 8 connections)', () => rawLeaseThroughput(url, seconds)),
+    ];
+    const pgbench = await pgbenchVersion();
+    if (pgbench)
+      systems.push(
+        system(ctx, 'pgbench', `raw SQL (pgbench ${pgbench}, 8 clients)`, () =>
+          pgbenchLeaseThroughput(url, seconds),
+        ),
+      );
+    else ctx.progress('leases: pgbench is not installed; its baseline is skipped');
+    ctx.results.figures['pgbench'] = pgbench ?? null;
+    const r = ctx.results;
+    for (const [metric, name] of [
+      ['pairs', 'Pairs'],
+      ['renews', 'Renews'],
+    ] as const) {
+      r.ratio({
+        key: `lease${name}VsRawSql`,
+        label: `lease ${metric}: leasehold in process ÷ raw SQL (pg)`,
+        numerator: `leases.inProcess.${metric}`,
+        denominator: `leases.rawSql.${metric}`,
+        target: { op: '>=', value: 0.8 },
+      });
+      r.ratio({
+        key: `lease${name}VsPgbench`,
+        label: `lease ${metric}: leasehold in process ÷ pgbench`,
+        numerator: `leases.inProcess.${metric}`,
+        denominator: `leases.pgbench.${metric}`,
+      });
+    }
+    r.ratio({
+      key: 'httpVsInProcess',
+      label: 'lease pairs: HTTP ÷ in process',
+      numerator: 'leases.http.pairs',
+      denominator: 'leases.inProcess.pairs',
+      target: { op: '>=', value: 0.5 },
+    });
+    r.ratio({
+      key: 'httpSameProcessVsInProcess',
+      label: 'lease pairs: HTTP, service in the client process ÷ in process',
+      numerator: 'leases.httpSameProcess.pairs',
+      denominator: 'leases.inProcess.pairs',
+    });
+    r.ratio({
+      key: 'httpRenewsVsInProcess',
+      label: 'lease renews: HTTP ÷ in process',
+      numerator: 'leases.http.renews',
+      denominator: 'leases.inProcess.renews',
+      target: { op: '>=', value: 0.5 },
+    });
+    await roundRobin(ctx, 'leases', systems);
+  },
+};

@@ -1,0 +1,134 @@
+/**
+ * Sustained load: enqueue at half of leasehold's measured maximum (its fastest burn-down in
+ * this run, or a burn-down measured here when that family was skipped) for the profile's
+ * duration while one worker process works, then the pickup latency, the WAL written per job
+ * and what the schema carries at the end (dead tuples, total size). graphile-worker in its
+ * performance configuration takes the same load beside it.
+ */
+import { roundRobin, type BenchSystem, type Family, type FamilyContext } from '../lib/family.js';
+import { formatValue } from '../lib/format.js';
+import type { SustainedResult } from '../lib/sustained.js';
+import { graphileSustained } from '../peers/graphile.js';
+import { fastestTuned, LEASEHOLD_TUNED } from './burn-down.js';
+import { leaseholdDrain, leaseholdSustained, type BurnDownOptions } from './queue.js';
+
+interface Metric {
+  readonly key: string;
+  readonly label: string;
+  readonly unit: string;
+  readonly pick: (r: SustainedResult) => number;
+}
+
+const METRICS: readonly Metric[] = [
+  { key: 'pickupP50', label: 'pickup p50', unit: 'ms', pick: (r) => r.pickupMs.p50 },
+  { key: 'pickupP95', label: 'pickup p95', unit: 'ms', pick: (r) => r.pickupMs.p95 },
+  { key: 'pickupP99', label: 'pickup p99', unit: 'ms', pick: (r) => r.pickupMs.p99 },
+  { key: 'throughput', label: 'jobs processed/s', unit: 'jobs/s', pick: (r) => r.throughput },
+  {
+    key: 'walBytesPerJob',
+    label: 'WAL bytes per job',
+    unit: 'bytes',
+    pick: (r) => r.walBytesPerJob,
+  },
+  { key: 'deadTuples', label: 'dead tuples at the end', unit: 'tuples', pick: (r) => r.deadTuples },
+  { key: 'totalBytes', label: 'schema size at the end', unit: 'bytes', pick: (r) => r.totalBytes },
+];
+
+function system(
+  ctx: FamilyContext,
+  key: string,
+  label: string,
+  measure: () => Promise<SustainedResult>,
+): BenchSystem {
+  for (const m of METRICS)
+    ctx.results.define({
+      id: `sustained.${key}.${m.key}`,
+      family: 'sustained',
+      label: `${label}: ${m.label}`,
+      unit: m.unit,
+      better: m.key === 'throughput' ? 'higher' : 'lower',
+    });
+  return {
+    name: label,
+    run: async () => {
+      const r = await measure();
+      const behind = r.caughtUp ? undefined : `fell behind: ${r.processed} of ${r.sent} processed`;
+      for (const m of METRICS)
+        ctx.results.add(
+          `sustained.${key}.${m.key}`,
+          m.pick(r),
+          m.key === 'throughput' ? behind : undefined,
+        );
+      return (
+        `${r.sent} sent, ${r.processed} processed, pickup p50 ${formatValue(r.pickupMs.p50, 'ms')} ms ` +
+        `p99 ${formatValue(r.pickupMs.p99, 'ms')} ms, ${Math.round(r.walBytesPerJob)} WAL bytes/job` +
+        (behind ? ` (${behind})` : '')
+      );
+    },
+  };
+}
+
+/** Half of leasehold's fastest burn-down, measured now if the burn-down family did not run. */
+async function targetRate(ctx: FamilyContext): Promise<{ options: BurnDownOptions; rate: number }> {
+  const known = fastestTuned(ctx);
+  if (known) return { options: known.options, rate: Math.round(known.jobsPerSecond / 2) };
+  const options = LEASEHOLD_TUNED[LEASEHOLD_TUNED.length - 1]!;
+  const { burnDownJobs, burnDownLimitSeconds } = ctx.counts;
+  const drained = await leaseholdDrain(
+    ctx.db.url,
+    burnDownJobs,
+    options,
+    burnDownLimitSeconds * 1000,
+  );
+  ctx.progress(`sustained: leasehold's maximum measured now: ${Math.round(drained.rate)} jobs/s`);
+  return { options, rate: Math.round(drained.rate / 2) };
+}
+
+export const sustainedFamily: Family = {
+  name: 'sustained',
+  title: 'Sustained load',
+  about: ({ counts: c }) =>
+    `Enqueue at half of leasehold's fastest burn-down for ${c.sustainedSeconds} s (a batch every 10 ms) ` +
+    `while one worker process works (leasehold in its fastest shape, graphile-worker in its ` +
+    `performance configuration): pickup = enqueue → handler start; WAL = pg_current_wal_lsn() ` +
+    `delta ÷ jobs (it includes the server's background writes); dead tuples and size of the ` +
+    `system's schema after its connections closed.`,
+  async run(ctx) {
+    const { options, rate } = await targetRate(ctx);
+    const load = {
+      ratePerSecond: Math.max(1, rate),
+      seconds: ctx.counts.sustainedSeconds,
+      drainLimitMs: Math.max(2_000, ctx.counts.sustainedSeconds * 500),
+    };
+    ctx.results.figures['sustained'] = {
+      ratePerSecond: load.ratePerSecond,
+      seconds: load.seconds,
+      leaseholdShape: options,
+    };
+    const url = ctx.db.url;
+    const systems = [
+      system(
+        ctx,
+        'leasehold',
+        `leasehold (concurrency ${options.concurrency} / batch ${options.maxClaimBatch})`,
+        () => leaseholdSustained(url, options, load),
+      ),
+      system(ctx, 'graphile', 'graphile-worker (performance config)', () =>
+        graphileSustained(url, load),
+      ),
+    ];
+    for (const [key, label] of [
+      ['pickupP50', 'pickup p50'],
+      ['pickupP99', 'pickup p99'],
+      ['walBytesPerJob', 'WAL bytes per job'],
+    ] as const)
+      ctx.results.ratio({
+        key: `sustained${key[0]!.toUpperCase()}${key.slice(1)}VsGraphile`,
+        label: `sustained ${label}: leasehold ÷ graphile-worker (lower is better)`,
+        numerator: `sustained.leasehold.${key}`,
+        denominator: `sustained.graphile.${key}`,
+      });
+    ctx.progress(`sustained: ${load.ratePerSecond} jobs/s for ${load.seconds} s per run`);
+    await roundRobin(ctx, 'sustained', systems);
+  },
+};
