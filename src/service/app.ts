@@ -9,9 +9,21 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Leasehold } from '../leasehold.js';
 import { TypedEvents } from '../runtime/events.js';
 import { defaultHolderId } from '../runtime/identity.js';
-import { ApiKeyAuth, requireScope, type ApiKeyConfig, type Principal } from './auth.js';
+import {
+  ApiKeyAuth,
+  requireScope,
+  type ApiKeyConfig,
+  type HashedApiKey,
+  type Principal,
+} from './auth.js';
 import type { ServiceContext, ServiceEventMap } from './context.js';
 import { sendError } from './http-errors.js';
+import { jsonBodyParser } from './json-body.js';
+import {
+  applySecurityHeaders,
+  DOCS_CONTENT_SECURITY_POLICY,
+  securityHeaders,
+} from './security-headers.js';
 import { validatorCompiler } from './validation.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/leases.js';
@@ -26,8 +38,11 @@ import { createMetrics, metricsRoutes } from './metrics.js';
 
 export interface BuildAppOptions {
   lh: Leasehold;
-  /** API keys; none means auth is off (server.ts refuses that on a public address). */
-  apiKeys?: readonly ApiKeyConfig[];
+  /**
+   * API keys, plain or already hashed (`hashApiKeys`); none means auth is off (server.ts refuses
+   * that on a public address). Only their SHA-256 digests are kept.
+   */
+  apiKeys?: readonly (ApiKeyConfig | HashedApiKey)[];
   /** A pino logger for requests and errors; silent when omitted. */
   logger?: FastifyServerOptions['loggerInstance'];
   /** Largest accepted request body in bytes (default 64 KiB). */
@@ -43,17 +58,25 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
-    // Deep nesting and prototype tricks in JSON bodies are rejected by the parser itself.
+    // Prototype tricks in JSON bodies are rejected by the parser itself (json-body.ts adds a
+    // nesting limit).
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
     routerOptions: { maxParamLength: 200 },
+    // A URL that cannot be decoded (`/%`) is refused before routing: answer it in our shape.
+    frameworkErrors: (error, request, reply) => {
+      applySecurityHeaders(reply.raw);
+      sendError(reply, error, request);
+    },
   });
+  securityHeaders(app);
   // Bodies are validated as sent (no coercion, no silent removal of unknown fields); params and
   // query strings are converted from their canonical text only (validation.ts).
   app.setValidatorCompiler(validatorCompiler);
   // JSON only: a text/plain body is answered 415, not parsed into a string.
   app.removeContentTypeParser('text/plain');
+  jsonBodyParser(app);
   app.setErrorHandler((error, request, reply) => sendError(reply, error, request));
   app.setNotFoundHandler((request, reply) =>
     reply
@@ -82,7 +105,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       security: auth.enabled ? [{ apiKey: [] }] : [],
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: DOCS_CONTENT_SECURITY_POLICY,
+  });
 
   const ctx: ServiceContext = {
     lh: options.lh,

@@ -5,7 +5,9 @@
  * - admin: deleting other holders' leases, controlling the generator.
  *
  * Keys are kept only as SHA-256 digests and compared digest to digest with timingSafeEqual,
- * so neither memory dumps nor response timing reveal a key. With no keys configured, auth is
+ * so neither memory dumps nor response timing reveal a key. `hashApiKeys` turns the parsed
+ * configuration into digests at once, so the caller holds no plain key either; no key, plain
+ * or hashed, is ever logged or put in an answer (decision 0402). With no keys configured, auth is
  * off: the server refuses to bind a non-loopback address that way unless told `insecure`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -23,10 +25,11 @@ export interface ApiKeyConfig {
   scope: Scope;
 }
 
-interface StoredKey {
+/** A key as kept: its name, its scope and the SHA-256 digest of the key (never the key). */
+export interface HashedApiKey {
   readonly name: string;
-  readonly digest: Buffer;
   readonly scope: Scope;
+  readonly sha256: Buffer;
 }
 
 export interface Principal {
@@ -36,23 +39,32 @@ export interface Principal {
 
 const MIN_KEY_LENGTH = 16;
 
-export class ApiKeyAuth {
-  private readonly keys: StoredKey[];
+const SHA256_BYTES = 32;
 
-  constructor(keys: readonly ApiKeyConfig[]) {
-    this.keys = keys.map((k, i) => {
-      if (typeof k.key !== 'string' || k.key.length < MIN_KEY_LENGTH)
-        throw new InvalidArgumentError(
-          `apiKeys[${i}].key`,
-          `must be at least ${MIN_KEY_LENGTH} characters`,
-        );
-      if (!SCOPES.includes(k.scope))
-        throw new InvalidArgumentError(
-          `apiKeys[${i}].scope`,
-          `must be one of ${SCOPES.join(', ')}`,
-        );
-      return { name: k.name, digest: digest(k.key), scope: k.scope };
-    });
+/** Validates the configured keys and keeps only their digests. */
+export function hashApiKeys(keys: readonly (ApiKeyConfig | HashedApiKey)[]): HashedApiKey[] {
+  return keys.map((k, i) => {
+    if (!SCOPES.includes(k.scope))
+      throw new InvalidArgumentError(`apiKeys[${i}].scope`, `must be one of ${SCOPES.join(', ')}`);
+    if ('sha256' in k) {
+      if (!Buffer.isBuffer(k.sha256) || k.sha256.length !== SHA256_BYTES)
+        throw new InvalidArgumentError(`apiKeys[${i}].sha256`, 'must be a 32-byte SHA-256 digest');
+      return { name: k.name, scope: k.scope, sha256: Buffer.from(k.sha256) };
+    }
+    if (typeof k.key !== 'string' || k.key.length < MIN_KEY_LENGTH)
+      throw new InvalidArgumentError(
+        `apiKeys[${i}].key`,
+        `must be at least ${MIN_KEY_LENGTH} characters`,
+      );
+    return { name: k.name, scope: k.scope, sha256: digest(k.key) };
+  });
+}
+
+export class ApiKeyAuth {
+  private readonly keys: readonly HashedApiKey[];
+
+  constructor(keys: readonly (ApiKeyConfig | HashedApiKey)[]) {
+    this.keys = hashApiKeys(keys);
   }
 
   get enabled(): boolean {
@@ -67,8 +79,8 @@ export class ApiKeyAuth {
       throw new LeaseholdError('unauthorized', 'send an API key as "Authorization: Bearer <key>"');
     const candidate = digest(presented);
     // Compare against every key, always, so the time taken does not depend on which matched.
-    let match: StoredKey | undefined;
-    for (const key of this.keys) if (timingSafeEqual(key.digest, candidate)) match ??= key;
+    let match: HashedApiKey | undefined;
+    for (const key of this.keys) if (timingSafeEqual(key.sha256, candidate)) match ??= key;
     if (!match) throw new LeaseholdError('unauthorized', 'the API key is not valid');
     return { name: match.name, scope: match.scope };
   }

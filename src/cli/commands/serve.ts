@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { Leasehold } from '../../leasehold.js';
 import { TaskGenerator } from '../../processes/generator.js';
 import { defaultHolderId } from '../../runtime/identity.js';
-import { parseApiKeys } from '../../service/auth.js';
+import { hashApiKeys, parseApiKeys } from '../../service/auth.js';
 import { startServer } from '../../service/server.js';
 import type { CliContext } from '../context.js';
 import { resolveDatabase } from '../database.js';
@@ -64,7 +64,10 @@ export function registerServe(program: Command, ctx: CliContext): void {
     )
     .action(async (opts: ServeOptions) => {
       const log = processLogger('leasehold-serve');
-      const apiKeys = parseApiKeys(process.env.LEASEHOLD_API_KEYS);
+      // Hashed at once, and the variable dropped from this process's environment, so the plain
+      // keys are not kept in memory for the life of the service (decision 0402).
+      const apiKeys = hashApiKeys(parseApiKeys(process.env.LEASEHOLD_API_KEYS));
+      delete process.env.LEASEHOLD_API_KEYS;
       const database = await resolveDatabase(opts.databaseUrl);
       const lh = await Leasehold.connect({
         connectionString: database.connectionString,

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
 import { LeaseLostError, NotFoundError, TaskDoneError } from '../../core/errors.js';
 import type { Job, JobStatus } from '../../core/types.js';
+import { requireJsonObject } from '../../core/validate.js';
 import type { ServiceContext } from '../context.js';
 import { jobRefusal } from '../job-refusal.js';
 import { ErrorResponse, IdParams } from '../schemas/common.js';
@@ -70,11 +71,14 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     },
     handler: async (request, reply) => {
       const b = request.body;
+      // What jsonb refuses (NUL, lone surrogates) is refused here, naming the field, rather
+      // than by PostgreSQL naming the statement. The body limit already bounds the size.
+      const taskData = requireJsonObject('task_data', b.task_data, Number.POSITIVE_INFINITY);
       const [outcome] = await engine.jobEnqueue({
         jobs: [
           {
             queue: TASKS_QUEUE,
-            payload: b.task_data,
+            payload: taskData,
             key: b.key ?? null,
             partitionKey: b.partition_key ?? null,
             priority: b.priority ?? 0,
