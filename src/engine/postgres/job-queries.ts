@@ -93,6 +93,7 @@ const READY_OR_PARTITION_FREED =
 
 export interface JobQueries {
   JobEnqueue: string;
+  JobNotify: string;
   JobClaimBatch: string;
   JobRenewLeases: string;
   JobComplete: string;
@@ -112,7 +113,8 @@ export function jobQueries(s: string): JobQueries {
   const cols = jobColumns('j');
   return {
     // $1 jsonb array of {o, queue, type, key, payload, headers, partition_key, priority, run_at,
-    // delay_ms, max_attempts} (keys already deduplicated), $2 now, $3 notify channel.
+    // delay_ms, max_attempts} (keys already deduplicated), $2 now, $3 notify channel, or null
+    // when the caller notifies after commit (notify-coalescer.ts).
     //
     // Ids are drawn here, in input order, so a batch's FIFO order is its id order and each
     // answer row maps back to its input exactly. A conflicting key wastes its id, harmlessly.
@@ -145,13 +147,17 @@ export function jobQueries(s: string): JobQueries {
         FROM input i JOIN ${s}.jobs j ON j.queue = i.queue AND j.key = i.key AND j.status IN ${LIVE}
         WHERE NOT EXISTS (SELECT 1 FROM inserted n WHERE n.id = i.id)
       ),
-      ${notified('$3', 'inserted')}
+      ${notified('$3', 'inserted', '$3::text IS NOT NULL')}
       SELECT r.* FROM (
         SELECT i.o, true AS created, ${jobColumns('n')} FROM input i JOIN inserted n ON n.id = i.id
         UNION ALL
         SELECT e.o, false AS created, ${jobColumns('e')} FROM existing e
       ) r, notified
       ORDER BY r.o, r.created DESC`,
+
+    // $1 notify channel, $2 queues text[] (distinct): the coalesced notification of enqueues
+    // that committed without one.
+    JobNotify: `SELECT count(pg_notify($1, '${JOBS_TOPIC}|' || q)) AS n FROM unnest($2::text[]) q`,
 
     // $1 queues text[] (distinct), $2 worker id, $3 limit, $4 lease ttl ms, $5 now.
     //

@@ -157,6 +157,7 @@ export class PostgresEngine implements Engine {
 
   async close(): Promise<void> {
     if (this.ctx.isClosed) return;
+    await this.jobs.flushNotifications();
     this.ctx.markClosed();
     await this.notifier.close();
     this.lockFamily?.close(); // dedicated lock connections: their holders' signals fire

@@ -27,6 +27,7 @@ import type {
 import type { PgContext } from './context.js';
 import { jobQueries, type JobQueries } from './job-queries.js';
 import { mapJob, type JobRow } from './job-rows.js';
+import { NotifyCoalescer } from './notify-coalescer.js';
 import { toSafeInteger } from './rows.js';
 
 /** The error recorded when the rescuer takes a job back from a silent worker. */
@@ -46,9 +47,23 @@ type EnqueueRow = JobRow & { o: number; created: boolean };
 
 export class PostgresJobs implements JobOperations {
   private readonly sql: JobQueries;
+  /** Enqueues in flight outside a caller's transaction: more than one, and they coalesce. */
+  private enqueuesInFlight = 0;
+  private readonly notifications: NotifyCoalescer;
 
   constructor(private readonly ctx: PgContext) {
     this.sql = jobQueries(ctx.quotedSchema);
+    this.notifications = new NotifyCoalescer(
+      async (queues) => {
+        await this.ctx.query('JobNotify', this.sql.JobNotify, [this.ctx.notifyChannel, queues]);
+      },
+      () => {}, // a hint lost: the workers' polling finds the jobs
+    );
+  }
+
+  /** Sends the notifications still owed; the engine calls it before closing. */
+  flushNotifications(): Promise<void> {
+    return this.notifications.drain();
   }
 
   /**
@@ -74,18 +89,30 @@ export class PostgresJobs implements JobOperations {
       unresolved.push(i);
     });
     const answers = new Map<number, EnqueueOutcome>();
-    for (let run = 0; unresolved.length > 0 && run < ENQUEUE_RUNS; run++) {
-      const input = unresolved.map((i) => specJson(i, p.jobs[i]!));
-      const rows = await this.ctx.query<EnqueueRow>(
-        'JobEnqueue',
-        this.sql.JobEnqueue,
-        [JSON.stringify(input), this.ctx.pinnedNow(), this.ctx.notifyChannel],
-        p.tx,
-      );
-      // Rows come ordered by ordinal, a created row first: the first row of an ordinal wins.
-      for (const row of rows)
-        if (!answers.has(row.o)) answers.set(row.o, { job: mapJob(row), created: row.created });
-      unresolved = unresolved.filter((i) => !answers.has(i));
+    // Beside another enqueue, commit without NOTIFY and notify after (notify-coalescer.ts).
+    const coalesce = !p.tx && this.enqueuesInFlight > 0;
+    const created = new Set<string>();
+    if (!p.tx) this.enqueuesInFlight++;
+    try {
+      for (let run = 0; unresolved.length > 0 && run < ENQUEUE_RUNS; run++) {
+        const input = unresolved.map((i) => specJson(i, p.jobs[i]!));
+        const rows = await this.ctx.query<EnqueueRow>(
+          'JobEnqueue',
+          this.sql.JobEnqueue,
+          [JSON.stringify(input), this.ctx.pinnedNow(), coalesce ? null : this.ctx.notifyChannel],
+          p.tx,
+        );
+        // Rows come ordered by ordinal, a created row first: the first row of an ordinal wins.
+        for (const row of rows) {
+          if (row.created) created.add(row.queue);
+          if (!answers.has(row.o)) answers.set(row.o, { job: mapJob(row), created: row.created });
+        }
+        unresolved = unresolved.filter((i) => !answers.has(i));
+      }
+    } finally {
+      if (!p.tx) this.enqueuesInFlight--;
+      // Also after a failed retry run: the rows of the runs before it are committed.
+      if (coalesce) this.notifications.announce(created);
     }
     if (unresolved.length > 0) {
       const spec = p.jobs[unresolved[0]!]!;
