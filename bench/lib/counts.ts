@@ -17,6 +17,7 @@ export interface BenchCounts {
   readonly sustainedSeconds: number;
   /** Each lease measurement (pairs, then renews) runs this long. */
   readonly leaseSeconds: number;
+  /** Idle workers, spread over `herdProcesses` (equal: one worker per process, as deployed). */
   readonly herdWorkers: number;
   readonly herdProcesses: number;
   /** Time given to the idle workers to pass their staggered first polls before counting. */
@@ -36,7 +37,7 @@ export const PROFILES: Record<ProfileName, BenchCounts> = {
     latencySamples: 5,
     sustainedSeconds: 1,
     leaseSeconds: 0.3,
-    herdWorkers: 4,
+    herdWorkers: 2,
     herdProcesses: 2,
     herdSettleSeconds: 0.5,
     herdWindowSeconds: 2,
@@ -50,8 +51,8 @@ export const PROFILES: Record<ProfileName, BenchCounts> = {
     latencySamples: 25,
     sustainedSeconds: 3,
     leaseSeconds: 0.5,
-    herdWorkers: 50,
-    herdProcesses: 5,
+    herdWorkers: 10,
+    herdProcesses: 10,
     herdSettleSeconds: 1.5,
     herdWindowSeconds: 3,
     defaultRepeat: 3,
@@ -65,7 +66,7 @@ export const PROFILES: Record<ProfileName, BenchCounts> = {
     sustainedSeconds: 60,
     leaseSeconds: 5,
     herdWorkers: 50,
-    herdProcesses: 5,
+    herdProcesses: 50,
     herdSettleSeconds: 3,
     herdWindowSeconds: 20,
     defaultRepeat: 3,
@@ -79,7 +80,7 @@ export const PROFILES: Record<ProfileName, BenchCounts> = {
     sustainedSeconds: 60,
     leaseSeconds: 5,
     herdWorkers: 50,
-    herdProcesses: 5,
+    herdProcesses: 50,
     herdSettleSeconds: 3,
     herdWindowSeconds: 30,
     defaultRepeat: 3,

@@ -1,7 +1,9 @@
 /**
- * Idle herd: 50 idle leasehold workers with their defaults, spread over a few child processes,
- * on one empty queue; how many statements they cost the database per second, per worker
- * process (and per worker). The processes start once; each round is one counting window.
+ * Idle herd: 50 idle leasehold worker processes, each running one worker with its defaults
+ * (the shape of a deployment: one worker with its concurrency per process), on one empty
+ * queue; how many statements they cost the database per second, per worker process (and per
+ * worker, which differs only when a profile puts several workers in a process). The processes
+ * start once; each round is one counting window.
  */
 import { Leasehold } from '../../src/leasehold.js';
 import { startChild, type BenchChild } from '../lib/child.js';
@@ -38,7 +40,7 @@ export const herdFamily: Family = {
   title: 'Idle herd',
   about: ({ counts: c, db }) =>
     `${c.herdWorkers} idle leasehold workers with their defaults (poll every 2 s, ` +
-    `heartbeat every 5 s) in ${c.herdProcesses} child processes on one empty queue: ` +
+    `heartbeat every 5 s) in ${c.herdProcesses} child processes (${c.herdWorkers === c.herdProcesses ? 'one worker each, as deployed' : 'several workers each'}) on one empty queue: ` +
     `statements per second over ${c.herdWindowSeconds} s per round, counted with ` +
     `${db.statementStats ? 'pg_stat_statements' : "pg_stat_database's transactions"}, ` +
     `divided by the number of processes (and of workers).`,
