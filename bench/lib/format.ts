@@ -2,7 +2,7 @@
 export function formatValue(value: number, unit: string): string {
   if (!Number.isFinite(value)) return String(value);
   if (unit === 'ms') return value < 10 ? value.toFixed(2) : value.toFixed(1);
-  if (unit === 'queries/s') return value.toFixed(2);
+  if (unit === 'queries/s' || unit === 'connections') return value.toFixed(2);
   if (unit === '×') return value.toFixed(2);
   return Math.round(value).toLocaleString('en-US');
 }

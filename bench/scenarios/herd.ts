@@ -7,7 +7,7 @@
  */
 import { Leasehold } from '../../src/leasehold.js';
 import { startChild, type BenchChild } from '../lib/child.js';
-import { dropSchema, freshSchema } from '../lib/database.js';
+import { adminQuery, dropSchema, freshSchema } from '../lib/database.js';
 import type { Family, FamilyContext } from '../lib/family.js';
 import { formatValue } from '../lib/format.js';
 import { openQueryCounter, type QueryWindow } from '../lib/query-counter.js';
@@ -15,6 +15,19 @@ import { sleep } from '../lib/stats.js';
 
 const PER_PROCESS = 'herd.perProcess';
 const PER_WORKER = 'herd.perWorker';
+const CONNECTIONS = 'herd.connectionsPerProcess';
+
+/**
+ * Connections the herd holds open, per process: leasehold names its pool `leasehold` and its
+ * listener `leasehold-listener` (application_name), and only the herd runs leasehold now.
+ */
+async function connectionsPerProcess(url: string, processes: number): Promise<number> {
+  const [row] = await adminQuery<{ n: string }>(
+    url,
+    `SELECT count(*)::text AS n FROM pg_stat_activity WHERE application_name LIKE 'leasehold%'`,
+  );
+  return Number(row?.n ?? 0) / processes;
+}
 
 /** `workers` spread as evenly as possible over `processes`. */
 function split(workers: number, processes: number): number[] {
@@ -61,6 +74,13 @@ export const herdFamily: Family = {
       unit: 'queries/s',
       better: 'lower',
     });
+    results.define({
+      id: CONNECTIONS,
+      family: 'herd',
+      label: 'connections per worker process (pool + listener)',
+      unit: 'connections',
+      better: 'lower',
+    });
     results.check({
       key: 'herdQueriesPerProcess',
       label: 'idle herd: queries/s per idle worker process',
@@ -89,6 +109,7 @@ export const herdFamily: Family = {
         const perSecond = window.queries / ((performance.now() - started) / 1000);
         results.add(PER_PROCESS, perSecond / children.length);
         results.add(PER_WORKER, perSecond / workers);
+        results.add(CONNECTIONS, await connectionsPerProcess(url, children.length));
         ctx.progress(
           `herd [round ${round + 1}/${ctx.repeat}]: ${window.queries} statements in ${counts.herdWindowSeconds} s, ` +
             `${formatValue(perSecond / children.length, 'queries/s')} per process`,
@@ -102,6 +123,7 @@ export const herdFamily: Family = {
         windowSeconds: counts.herdWindowSeconds,
         queriesPerSecondPerProcess: results.summary(PER_PROCESS) ?? null,
         queriesPerSecondPerWorker: results.summary(PER_WORKER) ?? null,
+        connectionsPerProcess: results.summary(CONNECTIONS) ?? null,
         busiestStatementsLastWindow: last?.top ?? [],
       };
     } finally {
