@@ -17,6 +17,7 @@ import {
   type Principal,
 } from './auth.js';
 import type { ServiceContext, ServiceEventMap } from './context.js';
+import { clientErrorHandler } from './client-errors.js';
 import { sendError } from './http-errors.js';
 import { jsonBodyParser } from './json-body.js';
 import {
@@ -69,6 +70,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       applySecurityHeaders(reply.raw);
       sendError(reply, error, request);
     },
+    clientErrorHandler,
   });
   securityHeaders(app);
   // Bodies are validated as sent (no coercion, no silent removal of unknown fields); params and
