@@ -7,13 +7,25 @@ import { Type } from 'typebox';
 import { ERROR_CODES } from '../../core/errors.js';
 import { LIMITS } from '../../core/validate.js';
 
-/** A resource, holder, processor or queue name: what `requireName` accepts. */
+/**
+ * A resource, holder, processor or queue name: what `requireName` accepts. No control
+ * characters, and no lone surrogates: PostgreSQL would store one as U+FFFD, so the name read
+ * back would differ from the one sent (found by test/service/injection.test.ts).
+ */
 export const Name = (description: string) =>
   Type.String({
     minLength: 1,
     maxLength: LIMITS.nameMaxLength,
-    pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$',
+    pattern:
+      '^(?:[^\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]|[\\ud800-\\udbff][\\udc00-\\udfff])*$',
     description,
+  });
+
+/** Free text stored as it is sent (a task's error): no NUL, no lone surrogates. */
+export const StorableText = (options: { minLength: number; maxLength: number }) =>
+  Type.String({
+    ...options,
+    pattern: '^(?:[^\\u0000\\ud800-\\udfff]|[\\ud800-\\udbff][\\udc00-\\udfff])*$',
   });
 
 export const FencingTokenSchema = Type.Integer({

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { FencingTokenSchema, JsonObject, Name, Paging } from './common.js';
+import { FencingTokenSchema, JsonObject, Name, Paging, StorableText } from './common.js';
 
 const DateTime = Type.String({ format: 'date-time' });
 const NullableDate = Type.Union([DateTime, Type.Null()]);
@@ -70,7 +70,7 @@ export const FailBody = Type.Object(
   {
     processor: Name('The worker holding the task.'),
     token: Type.Optional(FencingTokenSchema),
-    error: Type.String({ minLength: 1, maxLength: 4096 }),
+    error: StorableText({ minLength: 1, maxLength: 4096 }),
     retry_in_seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 86_400 })),
   },
   { additionalProperties: false },

@@ -1,0 +1,134 @@
+// No SQL is built from user input: in src/engine/postgres, a template literal that reads as SQL
+// may splice in only the quoted schema identifier and vetted constants (column lists, clock
+// and notify fragments) built from literals. Everything else goes in as a bound parameter
+// ($1…). A change that splices a value in fails here, naming the file and the expression.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, it } from 'node:test';
+import ts from 'typescript';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const ENGINE_DIR = join(ROOT, 'src/engine/postgres');
+
+/** Upper-case SQL words: a template with one of these in its text is treated as SQL. */
+const SQL_WORDS =
+  /\b(SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|WITH|CREATE|ALTER|DROP|LISTEN|NOTIFY|VALUES|RETURNING|JOIN|CASE|WHEN|SET|LOCK|TABLE|INDEX|GRANT|TRUNCATE|COPY)\b/;
+
+/**
+ * What may be spliced into SQL, each checked by hand:
+ * - the schema, validated as a lower-case identifier and quoted once (sql-identifiers.ts):
+ *   `s`, `schema`, `this.quotedSchema`, and the notify channel derived from it;
+ * - constants made of literals in the query modules (column lists, state CASEs, intervals);
+ * - the parameters of the SQL helpers (CLOCK, STATE, notified, appendError, jobColumns), which
+ *   are only ever called with literals or the constants above (checked below).
+ */
+const ALLOWED_NAMES = new Set([
+  's',
+  'schema',
+  'this.quotedSchema',
+  'this.ctx.notifyChannel',
+  'cols',
+  'LEASE_COLUMNS',
+  'LEASE_LOCK_COLUMNS',
+  'SLOT_COLUMNS',
+  'WORKER_COLUMNS',
+  'MS',
+  'LIVE',
+  'FINAL',
+  'OWNED',
+  'FREE_AT',
+  'ERRORS_KEPT',
+  'JOBS_TOPIC',
+  'READY_OR_PARTITION_FREED',
+  'liveSameHolder',
+  'predicate',
+  // helper parameters
+  'param',
+  'now',
+  'error',
+  'channel',
+  'source',
+  'where',
+]);
+const ALLOWED_HELPERS = new Set(['CLOCK', 'STATE', 'notified', 'appendError', 'jobColumns']);
+
+export interface Splice {
+  file: string;
+  line: number;
+  expression: string;
+}
+
+/** Is this spliced expression one of the vetted ones? Helpers take only literals or vetted names. */
+function isVetted(expression: ts.Expression): boolean {
+  if (ts.isStringLiteralLike(expression) || ts.isNumericLiteral(expression)) return true;
+  if (ts.isIdentifier(expression) || ts.isPropertyAccessExpression(expression))
+    return ALLOWED_NAMES.has(expression.getText());
+  if (ts.isCallExpression(expression))
+    return (
+      ts.isIdentifier(expression.expression) &&
+      ALLOWED_HELPERS.has(expression.expression.text) &&
+      expression.arguments.every(
+        (a) => ts.isStringLiteralLike(a) || (ts.isIdentifier(a) && ALLOWED_NAMES.has(a.text)),
+      )
+    );
+  return false;
+}
+
+/** The splices in SQL templates of one source text that are not vetted. */
+export function unvettedSqlSplices(file: string, source: string): Splice[] {
+  const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
+  const found: Splice[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isTemplateExpression(node)) {
+      const text = [node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join(' ');
+      if (SQL_WORDS.test(text)) {
+        for (const span of node.templateSpans) {
+          if (isVetted(span.expression)) continue;
+          const { line } = sf.getLineAndCharacterOfPosition(span.expression.getStart(sf));
+          found.push({ file, line: line + 1, expression: span.expression.getText(sf) });
+        }
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return found;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+describe('SQL splicing in the PostgreSQL engine', () => {
+  it('splices only the schema identifier and vetted constants into SQL', () => {
+    const files = sourceFiles(ENGINE_DIR);
+    assert.ok(files.length > 10, `found the engine sources (${files.length} files)`);
+    const found = files.flatMap((f) =>
+      unvettedSqlSplices(relative(ROOT, f), readFileSync(f, 'utf8')),
+    );
+    assert.deepEqual(
+      found.map((s) => `${s.file}:${s.line}: \${${s.expression}}`),
+      [],
+      'bind values as $n parameters instead of splicing them into SQL',
+    );
+  });
+
+  it('catches a splice of a value into SQL, also through a helper or an expression', () => {
+    const sample = [
+      'const a = `SELECT * FROM ${s}.leases WHERE resource = ${p.resource}`;',
+      "const b = `${CLOCK('$2')} UPDATE ${s}.jobs SET key = '${key}'`;",
+      'const c = `DELETE FROM ${s}.jobs WHERE queue = ${CLOCK(queue)}`;',
+      'const d = `SELECT ${cols} FROM ${s}.jobs LIMIT ${String(limit)}`;',
+      'const e = `lease ${p.resource} was lost`;', // a message, not SQL: allowed
+    ].join('\n');
+    assert.deepEqual(
+      unvettedSqlSplices('sample.ts', sample).map((s) => s.expression),
+      ['p.resource', 'key', 'CLOCK(queue)', 'String(limit)'],
+    );
+  });
+});
