@@ -3,18 +3,23 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import pino from 'pino';
+import { chromium } from 'playwright-core';
+import { Leasehold } from '../../src/leasehold.js';
+import { startServer } from '../../src/service/server.js';
 import { ApiKeyAuth, hashApiKeys, parseApiKeys } from '../../src/service/auth.js';
-import { closeTestDatabase } from '../support/database.js';
+import { closeTestDatabase, withSchema } from '../support/database.js';
 import { bearer, call, withApp } from '../support/service.js';
 
 after(closeTestDatabase);
 
 const run = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** Every kind of answer: API success and errors, the page, an asset, the docs, a bad URL. */
 const ANSWERS: readonly [string, string, unknown?][] = [
@@ -70,6 +75,43 @@ describe('security headers', () => {
       assert.ok(spec.body.openapi, 'the OpenAPI document');
     }));
 });
+
+describe(
+  'Swagger UI in a browser',
+  { skip: existsSync(CHROMIUM) ? false : `no ${CHROMIUM}` },
+  () => {
+    it('renders /docs under its Content-Security-Policy without console errors', () =>
+      withSchema('security docs browser', async (schema) => {
+        const lh = Leasehold.fromEngine(await schema.engine());
+        const server = await startServer({ lh, port: 0, maintenance: false });
+        const browser = await chromium.launch({
+          executablePath: CHROMIUM,
+          args: [
+            '--no-sandbox',
+            '--disable-gpu',
+            '--no-first-run',
+            '--disable-background-networking',
+          ],
+        });
+        try {
+          const page = await browser.newPage();
+          const errors: string[] = [];
+          page.on('console', (m) => {
+            if (m.type() === 'error') errors.push(m.text());
+          });
+          page.on('pageerror', (e) => errors.push(e.message));
+          await page.goto(`${server.url}/docs`);
+          await page.locator('.swagger-ui .info .title').waitFor({ timeout: 15_000 });
+          assert.match(await page.locator('.swagger-ui .info .title').innerText(), /leasehold/);
+          await page.locator('.opblock').first().waitFor({ timeout: 15_000 });
+          assert.deepEqual(errors, [], 'no console errors (a CSP refusal would be one)');
+        } finally {
+          await browser.close();
+          await server.close();
+        }
+      }));
+  },
+);
 
 describe('CORS', () => {
   it('is off: no Access-Control-Allow-* on answers or preflights from another origin', () =>
