@@ -1,0 +1,51 @@
+/**
+ * `npm run chaos -- [--seed S] [--duration 30m] [--variant real|unguarded-complete|…]`: a
+ * fault-injection run of every toolkit role against PostgreSQL, checked for safety violations.
+ * Prints one summary line; on violations writes the history under test-results/chaos/ and exits 1.
+ * DATABASE_URL: use that server (pg-restart is then skipped); otherwise an embedded one starts.
+ */
+import { parseArgs } from 'node:util';
+import ms from 'ms';
+import { FAULT_TYPES } from '../test/chaos/history.js';
+import { randomSeed } from '../test/chaos/random.js';
+import { runChaos } from '../test/chaos/harness/run-chaos.js';
+import { saveHistory, summaryLine, violationLines } from '../test/chaos/harness/report.js';
+import { isVariant } from '../test/chaos/variants/index.js';
+
+const { values } = parseArgs({
+  options: {
+    seed: { type: 'string' },
+    duration: { type: 'string', default: '60s' },
+    variant: { type: 'string', default: 'real' },
+    verbose: { type: 'boolean', default: false },
+  },
+});
+const seed = values.seed === undefined ? randomSeed() : Number(values.seed);
+const durationMs = ms(values.duration as ms.StringValue);
+if (!Number.isSafeInteger(seed) || !(durationMs > 0) || !isVariant(values.variant)) {
+  console.error(
+    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry]',
+  );
+  process.exit(2);
+}
+console.log(`chaos: seed ${seed}, duration ${values.duration}, variant ${values.variant}`);
+const result = await runChaos({
+  seed,
+  durationMs,
+  variant: values.variant,
+  roles: { holder: 2, leader: 2, worker: 2, scheduler: 2 },
+  faultTypes: FAULT_TYPES,
+  databaseUrl: process.env['DATABASE_URL'],
+  log: values.verbose ? (line) => console.log(`  ${line}`) : undefined,
+});
+console.log(summaryLine(result));
+if (result.violations.length > 0) {
+  for (const line of violationLines(result)) console.log(line);
+  const path = await saveHistory(result);
+  console.log(`history: ${path}`);
+  console.log(
+    `replay: npm run chaos -- --seed ${seed} --duration ${values.duration} --variant ${values.variant}`,
+  );
+  process.exit(1);
+}
+process.exit(0);

@@ -1,0 +1,29 @@
+/** Every checker, run over one history. Each is a pure function in its own module. */
+import type { History, Violation } from '../history.js';
+import { checkExpiredRenewal } from './expired-renewal.js';
+import { checkFencedCounter } from './fenced-counter.js';
+import { checkHolderOverlap } from './holder-overlap.js';
+import { checkJobOutcome } from './job-outcome.js';
+import { checkLateAbort } from './late-abort.js';
+import { checkLeaks } from './leaks.js';
+import { checkSlotOnce } from './slot-once.js';
+import { checkSlowTakeover } from './slow-takeover.js';
+import { checkSupersededCompletion } from './superseded-completion.js';
+import { checkTokenOrder } from './token-order.js';
+
+export const CHECKERS: readonly ((history: History) => Violation[])[] = [
+  checkTokenOrder,
+  checkHolderOverlap,
+  checkExpiredRenewal,
+  checkFencedCounter,
+  checkLateAbort,
+  checkSlowTakeover,
+  checkJobOutcome,
+  checkSupersededCompletion,
+  checkSlotOnce,
+  checkLeaks,
+];
+
+export function checkHistory(history: History): Violation[] {
+  return CHECKERS.flatMap((check) => check(history));
+}

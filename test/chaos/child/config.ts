@@ -1,0 +1,19 @@
+/** What the harness tells a child to be (one JSON object in the CHAOS_CHILD variable). */
+import type { Variant } from '../variants/index.js';
+
+export type Role = 'holder' | 'leader' | 'worker' | 'scheduler';
+
+export interface ChildConfig {
+  role: Role;
+  proc: string;
+  incarnation: number;
+  databaseUrl: string;
+  schema: string;
+  variant: Variant;
+  lease: { resource: string; ttlMs: number; renewEveryMs: number; marginMs: number };
+  /** Holders also compete for a session lock. */
+  sessionLock: string | null;
+  election: { name: string; ttlMs: number; renewEveryMs: number; pollEveryMs: number };
+  worker: { queue: string; leaseTtlMs: number; concurrency: number };
+  schedule: { name: string; everyMs: number };
+}

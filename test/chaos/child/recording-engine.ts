@@ -1,0 +1,84 @@
+/**
+ * The engine as the child's library sees it, with every operation that decides ownership
+ * (acquire, renew, release of leases and lease locks) recorded: invocation time, outcome, token
+ * and the database times the statement answered. Recording at the engine seam captures what the
+ * database decided even when the library chooses not to believe it (a renewal that came back
+ * after the trust deadline), which is what the checkers need.
+ */
+import type { Engine } from '../../../src/engine/engine.js';
+import type { Lease } from '../../../src/core/types.js';
+import type { LeaseOpEvent } from '../history.js';
+import { wallNow } from '../wall-clock.js';
+import type { Emit } from './emit.js';
+
+type Recorded = Pick<LeaseOpEvent, 'family' | 'op'>;
+
+const RECORDED: Record<string, Recorded> = {
+  leaseAcquire: { family: 'lease', op: 'acquire' },
+  leaseRenew: { family: 'lease', op: 'renew' },
+  leaseRelease: { family: 'lease', op: 'release' },
+  leaseLockAcquire: { family: 'lock', op: 'acquire' },
+  leaseLockRenew: { family: 'lock', op: 'renew' },
+  leaseLockRelease: { family: 'lock', op: 'release' },
+};
+
+interface OpParams {
+  resource?: string;
+  name?: string;
+  holder: string;
+}
+
+function leaseOf(answer: unknown): Lease | null {
+  if (answer && typeof answer === 'object' && 'acquired' in answer) {
+    const result = answer as { acquired: boolean; lease?: Lease };
+    return result.acquired ? (result.lease ?? null) : null;
+  }
+  return (answer as Lease | null) ?? null;
+}
+
+function decidedAt(op: LeaseOpEvent['op'], lease: Lease): Date {
+  if (op === 'release') return lease.releasedAt ?? lease.expiresAt;
+  if (op === 'renew') return lease.renewedAt ?? lease.acquiredAt;
+  // An acquire that extended the holder's own live term answers with its renewedAt.
+  return lease.renewedAt && lease.renewedAt > lease.acquiredAt ? lease.renewedAt : lease.acquiredAt;
+}
+
+export function recordingEngine<E extends Engine>(engine: E, emit: Emit): E {
+  return new Proxy(engine, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      const recorded = typeof property === 'string' ? RECORDED[property] : undefined;
+      if (!recorded) return (value as (...args: unknown[]) => unknown).bind(target);
+      return async (params: OpParams) => {
+        const invokedAt = wallNow();
+        const base = {
+          type: 'lease-op' as const,
+          ...recorded,
+          resource: params.resource ?? params.name ?? '?',
+          holder: params.holder,
+          invokedAt,
+        };
+        let answer: unknown;
+        try {
+          answer = await (value as (p: OpParams) => Promise<unknown>).call(target, params);
+        } catch (error) {
+          emit({ ...base, ok: false });
+          throw error;
+        }
+        const lease = leaseOf(answer);
+        if (!lease || lease.holder !== params.holder) emit({ ...base, ok: false });
+        else
+          emit({
+            ...base,
+            ok: true,
+            token: lease.token,
+            dbAt: decidedAt(recorded.op, lease).getTime(),
+            ...(recorded.op === 'acquire' ? { dbAcquiredAt: lease.acquiredAt.getTime() } : {}),
+            dbExpiresAt: lease.expiresAt.getTime(),
+          });
+        return answer;
+      };
+    },
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * The database facts the checkers judge, read once every child has stopped. Leak facts are read
+ * after a short grace period, because a server notices a closed client socket only when it next
+ * reads from it.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
+import type { DbFacts } from '../history.js';
+
+export interface FactSources {
+  pool: pg.Pool;
+  schema: string;
+  queue: string;
+  /** Client ports of every connection the proxy ever opened to the server. */
+  proxyPorts: () => number[];
+  proxyOpenConnections: () => number;
+  children: { proc: string; pid: number }[];
+}
+
+export async function readDbFacts(src: FactSources, graceMs = 5_000): Promise<DbFacts> {
+  const s = `"${src.schema}"`;
+  const q = async <R extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[] = [],
+  ): Promise<R[]> => (await src.pool.query<R>(text, values)).rows;
+  const jobs = await q<{ id: string; status: string; generation: string }>(
+    `SELECT id, status, generation FROM ${s}.jobs WHERE queue = $1 ORDER BY id`,
+    [src.queue],
+  );
+  const effects = await q<{ job_id: string; generation: string; worker: string }>(
+    `SELECT job_id, generation, worker FROM ${s}.chaos_effects`,
+  );
+  const counters = await q<{ scope: string; value: string }>(
+    `SELECT scope, value FROM ${s}.chaos_counters`,
+  );
+  const ledger = await q<{ seq: string; scope: string; op_id: string; token: string }>(
+    `SELECT seq, scope, op_id, token FROM ${s}.chaos_ledger ORDER BY seq`,
+  );
+  const runs = await q<{ name: string; slot: Date; proc: string }>(
+    `SELECT name, slot, proc FROM ${s}.chaos_schedule_runs`,
+  );
+
+  const leakedConnections = async (): Promise<DbFacts['leakedConnections']> =>
+    (
+      await q<{ pid: number; application_name: string; state: string | null }>(
+        `SELECT pid, application_name, state FROM pg_stat_activity
+         WHERE datname = current_database() AND client_port = ANY($1::int[])
+           AND application_name LIKE 'leasehold%'`,
+        [src.proxyPorts()],
+      )
+    ).map((r) => ({ pid: r.pid, application: r.application_name, state: r.state ?? '' }));
+  const advisoryLocks = async (): Promise<number> =>
+    Number(
+      (
+        await q<{ n: string }>(
+          `SELECT count(*) AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+           WHERE l.locktype = 'advisory' AND d.datname = current_database()`,
+        )
+      )[0]!.n,
+    );
+  const alive = (): DbFacts['leakedProcesses'] =>
+    src.children.filter(({ pid }) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  const deadline = Date.now() + graceMs;
+  let connections = await leakedConnections();
+  let locks = await advisoryLocks();
+  let processes = alive();
+  while (
+    (connections.length > 0 ||
+      locks > 0 ||
+      processes.length > 0 ||
+      src.proxyOpenConnections() > 0) &&
+    Date.now() < deadline
+  ) {
+    await sleep(200);
+    [connections, locks, processes] = [await leakedConnections(), await advisoryLocks(), alive()];
+  }
+  return {
+    jobs: jobs.map((j) => ({
+      id: Number(j.id),
+      status: j.status,
+      generation: Number(j.generation),
+    })),
+    effects: effects.map((e) => ({
+      jobId: Number(e.job_id),
+      generation: Number(e.generation),
+      worker: e.worker,
+    })),
+    counters: counters.map((c) => ({ scope: c.scope, value: Number(c.value) })),
+    ledger: ledger.map((l) => ({
+      seq: Number(l.seq),
+      scope: l.scope,
+      opId: l.op_id,
+      token: Number(l.token),
+    })),
+    scheduleRuns: runs.map((r) => ({ name: r.name, slot: r.slot.getTime(), proc: r.proc })),
+    leakedConnections: connections,
+    leakedAdvisoryLocks: locks,
+    leakedProcesses: processes,
+  };
+}

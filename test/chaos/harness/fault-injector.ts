@@ -1,0 +1,70 @@
+/**
+ * Carries out one planned fault and records the wall-clock window during which it was in force.
+ * A killed process's window lasts until its next incarnation is ready, and a restarted server's
+ * until it accepts connections again: that is how long the fault kept them out of play.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
+import type { FaultRecord } from '../history.js';
+import { wallNow } from '../wall-clock.js';
+import type { ChaosDatabase } from './chaos-database.js';
+import type { FaultProxy } from './fault-proxy.js';
+import type { PlannedFault } from './fault-plan.js';
+import type { Fleet } from './fleet.js';
+
+export interface FaultTools {
+  fleet: Fleet;
+  proxy: FaultProxy;
+  database: ChaosDatabase;
+  /** The harness's own direct pool (for pg_terminate_backend). */
+  admin: pg.Pool;
+}
+
+export async function injectFault(tools: FaultTools, fault: PlannedFault): Promise<FaultRecord> {
+  const { fleet, proxy, database, admin } = tools;
+  const startedAt = wallNow();
+  const record = (extra: Partial<FaultRecord> = {}): FaultRecord => ({
+    type: fault.type,
+    target: fault.target,
+    startedAt,
+    endedAt: wallNow(),
+    ...extra,
+  });
+  const target = fault.target ?? '';
+  switch (fault.type) {
+    case 'sigkill':
+      await fleet.restart(target, 60_000);
+      return record();
+    case 'sigstop':
+      fleet.signal(target, 'SIGSTOP');
+      await sleep(fault.durationMs);
+      fleet.signal(target, 'SIGCONT');
+      return record();
+    case 'stall':
+      return { ...record(), endedAt: await fleet.stall(target, fault.durationMs) };
+    case 'terminate-backend': {
+      const { rowCount } = await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE client_port = ANY($1::int[]) AND application_name LIKE 'leasehold%'`,
+        [proxy.upstreamPorts(target)],
+      );
+      return record({ detail: `${rowCount ?? 0} sessions` });
+    }
+    case 'proxy-blackhole':
+      proxy.setMode(target, { kind: 'blackhole' });
+      await sleep(fault.durationMs);
+      proxy.setMode(target, { kind: 'pass' });
+      return record();
+    case 'proxy-latency':
+      proxy.setMode(target, { kind: 'latency', ms: fault.latencyMs ?? 200 });
+      await sleep(fault.durationMs);
+      proxy.setMode(target, { kind: 'pass' });
+      return record({ detail: `${fault.latencyMs} ms per chunk` });
+    case 'proxy-reset':
+      return record({ detail: `${proxy.reset(target)} connections` });
+    case 'pg-restart':
+      if (database.cannotRestart) return record({ skipped: database.cannotRestart });
+      await database.restart();
+      return record();
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The seeded fault schedule of a run. The same seed, duration and fleet give the same plan: which
+ * fault, on which process, at which offset, for how long. The first faults go through every
+ * enabled type once in a seeded order, so even a short run covers them all; after that each
+ * fault is drawn by weight. Faults run one at a time, so each has a clean window.
+ */
+import type { FaultType } from '../history.js';
+import type { Random } from '../random.js';
+
+export interface PlannedFault {
+  /** Offset from the start of the faulty phase. */
+  atMs: number;
+  type: FaultType;
+  /** The process hit, or null for the database (pg-restart). */
+  target: string | null;
+  /** How long it lasts (SIGSTOP, stall, blackhole, latency); 0 for instant faults. */
+  durationMs: number;
+  /** Added latency per chunk, for proxy-latency. */
+  latencyMs?: number;
+}
+
+export interface PlanOptions {
+  durationMs: number;
+  types: readonly FaultType[];
+  targets: readonly string[];
+  /** Quiet time between two faults, drawn in [min, max]. */
+  gapMs: readonly [number, number];
+  /** How long a freeze lasts: past the ttl of the longest lease, so terms really expire. */
+  freezeMs: readonly [number, number];
+  weights?: Partial<Record<FaultType, number>>;
+}
+
+const DEFAULT_WEIGHTS: Record<FaultType, number> = {
+  sigkill: 3,
+  sigstop: 3,
+  stall: 2,
+  'terminate-backend': 2,
+  'proxy-blackhole': 2,
+  'proxy-latency': 2,
+  'proxy-reset': 2,
+  'pg-restart': 1,
+};
+
+export function planFaults(random: Random, options: PlanOptions): PlannedFault[] {
+  const plan: PlannedFault[] = [];
+  const firstRound = [...options.types];
+  for (let i = firstRound.length - 1; i > 0; i--) {
+    const j = random.int(0, i);
+    [firstRound[i], firstRound[j]] = [firstRound[j]!, firstRound[i]!];
+  }
+  const weights = Object.fromEntries(
+    options.types.map((t) => [t, options.weights?.[t] ?? DEFAULT_WEIGHTS[t]]),
+  ) as Record<FaultType, number>;
+  let at = random.between(options.gapMs[0], options.gapMs[1]) / 2;
+  while (at < options.durationMs) {
+    const type = firstRound.shift() ?? random.weighted(weights);
+    const fault = describe(random, type, options);
+    plan.push({ atMs: Math.round(at), ...fault });
+    at += fault.durationMs + random.between(options.gapMs[0], options.gapMs[1]);
+  }
+  return plan;
+}
+
+function describe(
+  random: Random,
+  type: FaultType,
+  options: PlanOptions,
+): Omit<PlannedFault, 'atMs'> {
+  const target = type === 'pg-restart' ? null : random.pick(options.targets);
+  const [freezeMin, freezeMax] = options.freezeMs;
+  switch (type) {
+    case 'sigstop':
+    case 'stall':
+      return { type, target, durationMs: Math.round(random.between(freezeMin, freezeMax)) };
+    case 'proxy-blackhole':
+      return { type, target, durationMs: Math.round(random.between(freezeMin, freezeMax)) };
+    case 'proxy-latency':
+      return {
+        type,
+        target,
+        durationMs: Math.round(random.between(1_500, 4_000)),
+        latencyMs: random.int(100, 800),
+      };
+    default:
+      return { type, target, durationMs: 0 };
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * One chaos run, start to finish: a database, a proxy, a fleet of children, a seeded fault plan,
+ * a steady trickle of jobs; then a quiet settling phase, an orderly stop, the database facts, and
+ * every checker over the history.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { Leasehold } from '../../../src/leasehold.js';
+import { checkHistory } from '../checkers/index.js';
+import type { ChildConfig, Role } from '../child/config.js';
+import type {
+  ChildEvent,
+  FaultRecord,
+  FaultType,
+  History,
+  RunBounds,
+  Violation,
+} from '../history.js';
+import { seededRandom } from '../random.js';
+import { createEngine, type Variant } from '../variants/index.js';
+import { wallNow } from '../wall-clock.js';
+import { openChaosDatabase } from './chaos-database.js';
+import { prepareChaosSchema } from './chaos-schema.js';
+import { readDbFacts } from './db-facts.js';
+import { injectFault } from './fault-injector.js';
+import { planFaults } from './fault-plan.js';
+import { FaultProxy } from './fault-proxy.js';
+import { Fleet, within } from './fleet.js';
+
+export interface ChaosOptions {
+  seed: number;
+  /** Length of the faulty phase. */
+  durationMs: number;
+  variant: Variant;
+  roles: Partial<Record<Role, number>>;
+  faultTypes: readonly FaultType[];
+  faultGapMs?: readonly [number, number];
+  faultWeights?: Partial<Record<FaultType, number>>;
+  /** Each holder gets a lease of its own instead of all competing for one. */
+  privateLeases?: boolean;
+  /** Use this server instead of an embedded one (pg-restart is then skipped). */
+  databaseUrl?: string;
+  /** Milliseconds between two enqueued jobs. */
+  jobEveryMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface ChaosResult {
+  history: History;
+  violations: Violation[];
+  acquisitions: number;
+  jobs: number;
+  faults: FaultRecord[];
+}
+
+const LEASE = { ttlMs: 1_500, renewEveryMs: 400, marginMs: 400 };
+const ELECTION = { name: 'chaos-leader', ttlMs: 1_500, renewEveryMs: 400, pollEveryMs: 300 };
+const WORKER = { queue: 'chaos', leaseTtlMs: 1_200, concurrency: 2 };
+const SCHEDULE = { name: 'chaos-tick', everyMs: 1_000 };
+const SETTLE_MS = 20_000;
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const log = options.log ?? (() => {});
+  const random = seededRandom(options.seed);
+  const database = await openChaosDatabase(options.databaseUrl);
+  const schema = `chaos_${options.seed}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Pool({
+    connectionString: database.url,
+    max: 3,
+    application_name: 'chaos-harness',
+  });
+  admin.on('error', () => {});
+  const proxy = new FaultProxy(database.host, database.port);
+  const events: ChildEvent[] = [];
+  const faults: FaultRecord[] = [];
+  let fleet: Fleet | undefined;
+  let producer: Leasehold | undefined;
+  try {
+    const setup = createEngine(options.variant, {
+      connectionString: database.url,
+      schema,
+      poolSize: 2,
+    });
+    await prepareChaosSchema(setup);
+    await setup.close();
+    const before = wallNow();
+    const [{ now }] = (await admin.query<{ now: Date }>('SELECT now()')).rows as [{ now: Date }];
+    const dbClockOffsetMs = now.getTime() - (before + wallNow()) / 2;
+
+    const configFor = async (
+      proc: string,
+      role: Role,
+      incarnation: number,
+    ): Promise<ChildConfig> => {
+      const port = await proxy.portFor(proc);
+      const url = new URL(database.url);
+      url.hostname = '127.0.0.1';
+      url.port = String(port);
+      return {
+        role,
+        proc,
+        incarnation,
+        databaseUrl: url.toString(),
+        schema,
+        variant: options.variant,
+        lease: {
+          resource: options.privateLeases ? `chaos-lease-${proc}` : 'chaos-lease',
+          ...LEASE,
+        },
+        sessionLock: 'chaos-session',
+        election: ELECTION,
+        worker: WORKER,
+        schedule: SCHEDULE,
+      };
+    };
+    fleet = new Fleet(configFor, (e) => events.push(e));
+    const procs: string[] = [];
+    for (const role of ['holder', 'leader', 'worker', 'scheduler'] as const) {
+      for (let i = 1; i <= (options.roles[role] ?? 0); i++) {
+        const proc = `${role}-${i}`;
+        procs.push(proc);
+        await fleet.start(proc, role);
+      }
+    }
+    await within(Promise.all(fleet.procs.map((m) => m.ready)), 90_000, 'every child ready');
+    log(`${procs.length} processes ready`);
+
+    const workers = options.roles.worker ?? 0;
+    producer =
+      workers > 0
+        ? Leasehold.fromEngine(
+            createEngine('real', { connectionString: database.url, schema, poolSize: 2 }),
+          )
+        : undefined;
+    let enqueueing = true;
+    const enqueuer = (async () => {
+      while (enqueueing && producer) {
+        await producer
+          .queue(WORKER.queue)
+          .enqueue({ workMs: random.int(100, 500) })
+          .catch(() => {}); // the database may be restarting
+        await sleep(options.jobEveryMs ?? 250);
+      }
+    })();
+
+    const plan = planFaults(random, {
+      durationMs: options.durationMs,
+      types: options.faultTypes,
+      targets: procs,
+      gapMs: options.faultGapMs ?? [1_000, 2_500],
+      freezeMs: [LEASE.ttlMs + 300, LEASE.ttlMs + 1_800],
+      weights: options.faultWeights,
+    });
+    const started = Date.now();
+    for (const fault of plan) {
+      const wait = started + fault.atMs - Date.now();
+      if (wait > 0) await sleep(wait);
+      if (Date.now() - started > options.durationMs) break;
+      const record = await injectFault({ fleet, proxy, database, admin }, fault);
+      faults.push(record);
+      log(
+        `fault ${record.type} ${record.target ?? ''} ${record.skipped ? `skipped: ${record.skipped}` : `${Math.round(record.endedAt - record.startedAt)} ms`}`,
+      );
+    }
+    const remaining = started + options.durationMs - Date.now();
+    if (remaining > 0) await sleep(remaining);
+    enqueueing = false;
+    await enqueuer;
+
+    // Quiet phase: no faults, so every job can reach its end.
+    const settleBy = Date.now() + (workers > 0 ? SETTLE_MS : 0);
+    while (Date.now() < settleBy) {
+      const { rows } = await admin.query<{ n: string }>(
+        `SELECT count(*) AS n FROM "${schema}".jobs WHERE queue = $1 AND status NOT IN ('completed', 'dead')`,
+        [WORKER.queue],
+      );
+      if (Number(rows[0]!.n) === 0) break;
+      await sleep(250);
+    }
+    await producer?.close();
+    producer = undefined;
+    await fleet.stopAll();
+    const facts = await readDbFacts({
+      pool: admin,
+      schema,
+      queue: WORKER.queue,
+      proxyPorts: () => proxy.everUsedPorts(),
+      proxyOpenConnections: () => proxy.openConnections(),
+      children: fleet.started,
+    });
+    const bounds: RunBounds = {
+      electionName: ELECTION.name,
+      electionTtlMs: ELECTION.ttlMs,
+      electionPollMs: ELECTION.pollEveryMs,
+      takeoverSlackMs: 1_000,
+      dbClockOffsetMs,
+    };
+    const history: History = {
+      seed: options.seed,
+      variant: options.variant,
+      durationMs: options.durationMs,
+      events: events.sort((a, b) => a.t - b.t),
+      faults,
+      facts,
+      bounds,
+      crashes: fleet.crashes,
+    };
+    const violations = checkHistory(history);
+    if (violations.length === 0) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    return {
+      history,
+      violations,
+      acquisitions: countAcquisitions(events),
+      jobs: facts.jobs.length,
+      faults,
+    };
+  } finally {
+    await producer?.close().catch(() => {});
+    await fleet?.stopAll().catch(() => {});
+    await proxy.close();
+    await admin.end().catch(() => {});
+    await database.close();
+  }
+}
+
+/** New terms granted: lease and lease-lock acquisitions (not a holder extending its own), session grants. */
+function countAcquisitions(events: readonly ChildEvent[]): number {
+  const terms = new Set<string>();
+  for (const e of events) {
+    if (e.type === 'lease-op' && e.op === 'acquire' && e.ok)
+      terms.add(`${e.family}|${e.resource}|${e.holder}|${e.token}`);
+    if (e.type === 'session-term' && e.phase === 'granted')
+      terms.add(`session|${e.holder}|${e.token}`);
+  }
+  return terms.size;
+}

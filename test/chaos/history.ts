@@ -1,0 +1,233 @@
+/**
+ * The history of a chaos run: what every child process did (one JSON line per event on its
+ * stdout, stamped by the child), what the harness did to them (faults), and the database facts
+ * read once the run is over. Checkers are pure functions of this, so a saved history can be
+ * checked again without a database.
+ *
+ * Two clocks, on purpose (docs/decisions/0401-chaos-harness.md):
+ * - `t` (and every `...At` named *wall*) is the wall clock of this machine, read as
+ *   `performance.timeOrigin + performance.now()`: every process runs on the same host, so one
+ *   kernel clock orders the harness's faults and the children's invocations and completions.
+ * - `db*` fields are the database's own `now()` as returned by the statement that decided
+ *   (acquiredAt, renewedAt, expiresAt, releasedAt). Who held a lease when is decided by the
+ *   database clock, so overlaps are judged on it and never on a process's view.
+ */
+
+/** One engine operation that decides ownership, as the child's recording engine saw it. */
+export type LeaseOpKind = 'acquire' | 'renew' | 'release';
+
+export interface LeaseOpEvent {
+  type: 'lease-op';
+  /** `lease` (lh.leases) or `lock` (lease locks and elections). */
+  family: 'lease' | 'lock';
+  op: LeaseOpKind;
+  resource: string;
+  holder: string;
+  /** Invocation time (wall); the completion is the event's `t`. */
+  invokedAt: number;
+  ok: boolean;
+  token?: number;
+  /** Database time at which the statement decided (acquiredAt / renewedAt / releasedAt). */
+  dbAt?: number;
+  /** Database time at which the term began (the lease's acquiredAt), on acquire answers. */
+  dbAcquiredAt?: number;
+  /** The term's expiry after this operation, on the database clock. */
+  dbExpiresAt?: number;
+}
+
+/** A session-lock term granted (its token) or ended. */
+export interface SessionTermEvent {
+  type: 'session-term';
+  resource: string;
+  holder: string;
+  token: number;
+  phase: 'granted' | 'ended';
+}
+
+/** A trust deadline as the holder computed it (wall), after an acquire or a renewal. */
+export interface TrustEvent {
+  type: 'trust';
+  resource: string;
+  holder: string;
+  token: number;
+  trustedUntil: number;
+  marginMs: number;
+}
+
+/** An abort signal fired: `reason` is the error code (`lease_lost`, `aborted`). */
+export interface SignalEvent {
+  type: 'signal';
+  resource: string;
+  holder: string;
+  token: number;
+  reason: string;
+}
+
+/** One fenced increment of a counter: invoked, then committed or refused. */
+export interface IncrementEvent {
+  type: 'increment';
+  phase: 'invoke' | 'ok' | 'fail';
+  scope: string;
+  opId: string;
+  token: number;
+  error?: string;
+}
+
+/** A job's completion attempt by a worker, in the transaction that writes its effect. */
+export interface JobEvent {
+  type: 'job';
+  phase: 'started' | 'complete-invoke' | 'complete-ok' | 'complete-refused';
+  jobId: number;
+  generation: number;
+}
+
+/** A schedule slot this process ran. */
+export interface SlotEvent {
+  type: 'slot';
+  name: string;
+  slot: number;
+  token: number | null;
+}
+
+export interface ReadyEvent {
+  type: 'ready';
+}
+
+export type ChildEventBody =
+  | LeaseOpEvent
+  | SessionTermEvent
+  | TrustEvent
+  | SignalEvent
+  | IncrementEvent
+  | JobEvent
+  | SlotEvent
+  | ReadyEvent;
+
+/** A child's event as the harness stores it: who, which incarnation, when (wall). */
+export type ChildEvent = ChildEventBody & {
+  proc: string;
+  incarnation: number;
+  pid: number;
+  t: number;
+};
+
+export type FaultType =
+  | 'sigkill'
+  | 'sigstop'
+  | 'stall'
+  | 'terminate-backend'
+  | 'proxy-blackhole'
+  | 'proxy-latency'
+  | 'proxy-reset'
+  | 'pg-restart';
+
+export const FAULT_TYPES: readonly FaultType[] = [
+  'sigkill',
+  'sigstop',
+  'stall',
+  'terminate-backend',
+  'proxy-blackhole',
+  'proxy-latency',
+  'proxy-reset',
+  'pg-restart',
+];
+
+/** A fault the harness injected, with the wall-clock window during which it was in force. */
+export interface FaultRecord {
+  type: FaultType;
+  /** The target process, or null for the database itself (pg-restart). */
+  target: string | null;
+  startedAt: number;
+  endedAt: number;
+  /** Skipped (with the reason), e.g. a restart of a database the harness does not own. */
+  skipped?: string;
+  detail?: string;
+}
+
+export interface JobFact {
+  id: number;
+  status: string;
+  generation: number;
+}
+
+export interface EffectFact {
+  jobId: number;
+  generation: number;
+  worker: string;
+}
+
+export interface CounterFact {
+  scope: string;
+  value: number;
+}
+
+export interface LedgerFact {
+  /** Commit order of the increments (a sequence drawn inside the increment's transaction). */
+  seq: number;
+  scope: string;
+  opId: string;
+  token: number;
+}
+
+export interface ScheduleRunFact {
+  name: string;
+  slot: number;
+  proc: string;
+}
+
+/** What the database and the OS said once the run was over. */
+export interface DbFacts {
+  jobs: JobFact[];
+  effects: EffectFact[];
+  counters: CounterFact[];
+  ledger: LedgerFact[];
+  scheduleRuns: ScheduleRunFact[];
+  /** Server sessions still open from the children (through the proxy) after they all stopped. */
+  leakedConnections: { pid: number; application: string; state: string }[];
+  /** Advisory locks still held in the chaos database after the children stopped. */
+  leakedAdvisoryLocks: number;
+  /** Children the harness started that were still alive after it stopped them. */
+  leakedProcesses: { proc: string; pid: number }[];
+}
+
+/** Timing the checkers judge against: the run's configuration, not guesses. */
+export interface RunBounds {
+  electionName: string;
+  electionTtlMs: number;
+  electionPollMs: number;
+  /** Extra time allowed on a loaded machine before a slow takeover is a violation. */
+  takeoverSlackMs: number;
+  /** Database clock minus wall clock, measured at the start of the run. */
+  dbClockOffsetMs: number;
+}
+
+export interface History {
+  seed: number;
+  variant: string;
+  durationMs: number;
+  events: ChildEvent[];
+  faults: FaultRecord[];
+  facts: DbFacts;
+  bounds: RunBounds;
+  /** Children that died on their own (not killed by a fault) and were restarted. */
+  crashes: { proc: string; incarnation: number; stderr: string[] }[];
+}
+
+export interface Violation {
+  kind: ViolationKind;
+  message: string;
+  /** The events or facts that show it (kept small: enough to find them in the saved history). */
+  evidence?: unknown;
+}
+
+export type ViolationKind =
+  | 'token-order'
+  | 'overlap'
+  | 'expired-renewal'
+  | 'counter'
+  | 'late-abort'
+  | 'slow-takeover'
+  | 'job-outcome'
+  | 'superseded-completion'
+  | 'slot-twice'
+  | 'leak';

@@ -1,0 +1,40 @@
+/**
+ * Engine variants the harness can run: the real PostgresEngine, or one of three deliberately
+ * broken subclasses (each overrides one operation with an unguarded statement) that prove the
+ * checkers find what they claim to find.
+ */
+import {
+  PostgresEngine,
+  type PostgresEngineOptions,
+} from '../../../src/engine/postgres/postgres-engine.js';
+import { RenewWithoutExpiryEngine } from './renew-without-expiry.js';
+import { SessionTokenInTransactionEngine } from './session-token-in-transaction.js';
+import { UnguardedCompleteEngine } from './unguarded-complete.js';
+
+export const VARIANTS = [
+  'real',
+  'unguarded-complete',
+  'session-token-in-transaction',
+  'renew-without-expiry',
+] as const;
+export type Variant = (typeof VARIANTS)[number];
+
+export function isVariant(name: string): name is Variant {
+  return (VARIANTS as readonly string[]).includes(name);
+}
+
+export function createEngine(
+  variant: Variant,
+  options: PostgresEngineOptions & { connectionString: string },
+): PostgresEngine {
+  switch (variant) {
+    case 'real':
+      return new PostgresEngine(options);
+    case 'unguarded-complete':
+      return new UnguardedCompleteEngine(options);
+    case 'session-token-in-transaction':
+      return new SessionTokenInTransactionEngine(options);
+    case 'renew-without-expiry':
+      return new RenewWithoutExpiryEngine(options);
+  }
+}
