@@ -72,6 +72,7 @@ const isProcessTest = (f: string): boolean =>
     'test/cli/',
     'test/browser/',
     'test/scale/',
+    'test/chaos/',
     'test/integration/migrate-concurrent',
   ].some((prefix) => f.startsWith(prefix));
 const phases = [

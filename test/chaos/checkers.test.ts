@@ -1,0 +1,239 @@
+// Each checker on hand-made histories: one that breaks its rule (the violation must be reported)
+// and one that keeps it (nothing reported), so a checker that always or never complains fails.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { checkExpiredRenewal } from './checkers/expired-renewal.js';
+import { checkFencedCounter } from './checkers/fenced-counter.js';
+import { checkHolderOverlap } from './checkers/holder-overlap.js';
+import { checkJobOutcome } from './checkers/job-outcome.js';
+import { checkLateAbort } from './checkers/late-abort.js';
+import { checkLeaks } from './checkers/leaks.js';
+import { checkSlotOnce } from './checkers/slot-once.js';
+import { checkSlowTakeover } from './checkers/slow-takeover.js';
+import { checkSupersededCompletion } from './checkers/superseded-completion.js';
+import { checkTokenOrder } from './checkers/token-order.js';
+import { historyOf, leaseOp } from './history-builder.js';
+import type { Violation } from './history.js';
+
+const kinds = (violations: Violation[]): string[] => violations.map((v) => v.kind);
+
+describe('chaos checkers', () => {
+  it('token order: reports a token reused by another holder and a token that went back', () => {
+    const reused = historyOf([
+      leaseOp('acquire', 'a', 5, 1_000, 2_000),
+      leaseOp('acquire', 'b', 5, 3_000, 4_000),
+      leaseOp('acquire', 'c', 4, 5_000, 6_000),
+    ]);
+    const messages = checkTokenOrder(reused).map((v) => v.message);
+    assert.equal(messages.length, 2);
+    assert.match(messages[0]!, /token 5 reused by b/);
+    assert.match(messages[1]!, /token 4 of c began after token 5/);
+    const session = historyOf([
+      { type: 'session-term', resource: 's', holder: 'a', token: 7, phase: 'granted' },
+      { type: 'session-term', resource: 's', holder: 'b', token: 7, phase: 'granted' },
+    ]);
+    assert.deepEqual(kinds(checkTokenOrder(session)), ['token-order']);
+    const fine = historyOf([
+      leaseOp('acquire', 'a', 1, 1_000, 2_000),
+      leaseOp('renew', 'a', 1, 1_500, 2_500),
+      leaseOp('acquire', 'b', 2, 3_000, 4_000),
+    ]);
+    assert.deepEqual(checkTokenOrder(fine), []);
+  });
+
+  it('overlap: reports a term that began before the previous one ended on the database clock', () => {
+    const overlapping = historyOf([
+      leaseOp('acquire', 'a', 1, 1_000, 2_000),
+      leaseOp('renew', 'a', 1, 1_800, 2_800),
+      leaseOp('acquire', 'b', 2, 2_500, 3_500),
+    ]);
+    assert.deepEqual(kinds(checkHolderOverlap(overlapping)), ['overlap']);
+    const released = historyOf([
+      leaseOp('acquire', 'a', 1, 1_000, 2_000),
+      leaseOp('release', 'a', 1, 1_200, 1_200),
+      leaseOp('acquire', 'b', 2, 1_300, 2_300),
+    ]);
+    assert.deepEqual(checkHolderOverlap(released), []);
+  });
+
+  it('expired renewal: reports a renewal applied after the term had expired', () => {
+    const revived = historyOf([
+      leaseOp('acquire', 'a', 1, 1_000, 2_000),
+      leaseOp('renew', 'a', 1, 2_600, 3_600),
+    ]);
+    assert.deepEqual(kinds(checkExpiredRenewal(revived)), ['expired-renewal']);
+    const live = historyOf([
+      leaseOp('acquire', 'a', 1, 1_000, 2_000),
+      leaseOp('renew', 'a', 1, 1_999, 2_999),
+    ]);
+    assert.deepEqual(checkExpiredRenewal(live), []);
+  });
+
+  it('fenced counter: reports a lost update, a doubled one, a stale token and a lost acknowledgement', () => {
+    const broken = historyOf(
+      [
+        { type: 'increment', phase: 'ok', scope: 'c', opId: 'op-3', token: 2 },
+        {
+          type: 'increment',
+          phase: 'fail',
+          scope: 'c',
+          opId: 'op-2',
+          token: 1,
+          error: 'stale_token',
+        },
+      ],
+      {
+        facts: {
+          counters: [{ scope: 'c', value: 2 }],
+          ledger: [
+            { seq: 1, scope: 'c', opId: 'op-1', token: 2 },
+            { seq: 2, scope: 'c', opId: 'op-2', token: 1 },
+            { seq: 3, scope: 'c', opId: 'op-1', token: 2 },
+          ],
+        },
+      },
+    );
+    const messages = checkFencedCounter(broken).map((v) => v.message);
+    assert.ok(
+      messages.some((m) => /counter is 2 but 3 increments committed \(lost update\)/.test(m)),
+      messages.join('\n'),
+    );
+    assert.ok(messages.some((m) => /token 1 committed after token 2/.test(m)));
+    assert.ok(messages.some((m) => /op-1 committed 2 times/.test(m)));
+    assert.ok(messages.some((m) => /op-3 was acknowledged but is not in the ledger/.test(m)));
+    assert.ok(messages.some((m) => /op-2 failed \(stale_token\) but committed anyway/.test(m)));
+    const fine = historyOf(
+      [{ type: 'increment', phase: 'ok', scope: 'c', opId: 'op-1', token: 1 }],
+      {
+        facts: {
+          counters: [{ scope: 'c', value: 1 }],
+          ledger: [{ seq: 1, scope: 'c', opId: 'op-1', token: 1 }],
+        },
+      },
+    );
+    assert.deepEqual(checkFencedCounter(fine), []);
+  });
+
+  it('late abort: reports a signal fired past deadline + margin, unless the process was frozen', () => {
+    const trust = {
+      type: 'trust' as const,
+      resource: 'r',
+      holder: 'a',
+      token: 1,
+      trustedUntil: 1_000,
+      marginMs: 300,
+    };
+    const signal = {
+      type: 'signal' as const,
+      resource: 'r',
+      holder: 'a',
+      token: 1,
+      reason: 'lease_lost',
+    };
+    const late = historyOf([
+      { ...trust, t: 0 },
+      { ...signal, t: 1_500 },
+    ]);
+    assert.deepEqual(kinds(checkLateAbort(late)), ['late-abort']);
+    const frozen = historyOf(
+      [
+        { ...trust, t: 0 },
+        { ...signal, t: 1_500 },
+      ],
+      {
+        faults: [{ type: 'sigstop', target: 'p1', startedAt: 900, endedAt: 1_400 }],
+      },
+    );
+    assert.deepEqual(checkLateAbort(frozen), []);
+    const onTime = historyOf([
+      { ...trust, t: 0 },
+      { ...signal, t: 1_200 },
+    ]);
+    assert.deepEqual(checkLateAbort(onTime), []);
+  });
+
+  it('slow takeover: reports a leader elected long after the previous term ended, unless faults excuse it', () => {
+    const election = { family: 'lock' as const, resource: 'leasehold:election:e' };
+    const events = [
+      leaseOp('acquire', 'a', 1, 1_000, 2_500, { ...election, proc: 'p1' }),
+      leaseOp('acquire', 'b', 2, 6_000, 7_500, { ...election, proc: 'p2' }),
+    ];
+    assert.deepEqual(kinds(checkSlowTakeover(historyOf(events))), ['slow-takeover']);
+    const excused = historyOf(events, {
+      faults: [{ type: 'pg-restart', target: null, startedAt: 3_000, endedAt: 5_000 }],
+    });
+    assert.deepEqual(checkSlowTakeover(excused), []);
+    const quick = [
+      events[0]!,
+      leaseOp('acquire', 'b', 2, 2_700, 4_200, { ...election, proc: 'p2' }),
+    ];
+    assert.deepEqual(checkSlowTakeover(historyOf(quick)), []);
+  });
+
+  it('job outcome: reports a job left pending, completed twice, or dead with an effect', () => {
+    const facts = {
+      jobs: [
+        { id: 1, status: 'completed', generation: 1 },
+        { id: 2, status: 'pending', generation: 0 },
+        { id: 3, status: 'completed', generation: 2 },
+        { id: 4, status: 'dead', generation: 10 },
+      ],
+      effects: [
+        { jobId: 1, generation: 1, worker: 'w' },
+        { jobId: 3, generation: 1, worker: 'w1' },
+        { jobId: 3, generation: 2, worker: 'w2' },
+      ],
+    };
+    const messages = checkJobOutcome(historyOf([], { facts })).map((v) => v.message);
+    assert.deepEqual(messages, [
+      'job 2: pending with 0 accepted completion(s)',
+      'job 3: completed with 2 accepted completion(s)',
+    ]);
+  });
+
+  it('superseded completion: reports a completion accepted from an older generation', () => {
+    const facts = {
+      jobs: [{ id: 3, status: 'completed', generation: 2 }],
+      effects: [{ jobId: 3, generation: 1, worker: 'w1' }],
+    };
+    const events = [
+      { type: 'job' as const, phase: 'complete-ok' as const, jobId: 3, generation: 1 },
+    ];
+    assert.deepEqual(kinds(checkSupersededCompletion(historyOf(events, { facts }))), [
+      'superseded-completion',
+      'superseded-completion',
+    ]);
+    const fine = { jobs: facts.jobs, effects: [{ jobId: 3, generation: 2, worker: 'w2' }] };
+    assert.deepEqual(checkSupersededCompletion(historyOf([], { facts: fine })), []);
+  });
+
+  it('slot once: reports a slot run twice', () => {
+    const twice = historyOf([], {
+      facts: {
+        scheduleRuns: [
+          { name: 's', slot: 1_000, proc: 'a' },
+          { name: 's', slot: 1_000, proc: 'b' },
+          { name: 's', slot: 2_000, proc: 'a' },
+        ],
+      },
+    });
+    assert.deepEqual(kinds(checkSlotOnce(twice)), ['slot-twice']);
+    const reported = historyOf([
+      { type: 'slot', name: 's', slot: 1_000, token: 1, proc: 'a' },
+      { type: 'slot', name: 's', slot: 1_000, token: 2, proc: 'b' },
+    ]);
+    assert.deepEqual(kinds(checkSlotOnce(reported)), ['slot-twice']);
+  });
+
+  it('leaks: reports connections, advisory locks and processes left behind', () => {
+    const leaky = historyOf([], {
+      facts: {
+        leakedConnections: [{ pid: 42, application: 'leasehold', state: 'idle' }],
+        leakedAdvisoryLocks: 1,
+        leakedProcesses: [{ proc: 'holder-1', pid: 4242 }],
+      },
+    });
+    assert.deepEqual(kinds(checkLeaks(leaky)), ['leak', 'leak', 'leak']);
+    assert.deepEqual(checkLeaks(historyOf([])), []);
+  });
+});
