@@ -20,7 +20,7 @@ import { TableSnapshotter, type TableSnapshot } from './table-snapshot.js';
 
 after(closeTestDatabase);
 
-const INJECT_RUNS = 9_000;
+const INJECT_RUNS = 8_600;
 const SOCKET_RUNS = 400;
 const OUTAGE_RUNS = 1_000;
 const STABLE_CODES = new Set(Object.keys(ERROR_CODES));
@@ -169,7 +169,17 @@ describe('HTTP fuzzing', () => {
       const snapshots = new TableSnapshotter(schema.url, schema.schema);
       const started = performance.now();
       try {
+        const empty = await snapshots.take();
         await seed(app);
+        const seeded = await snapshots.take();
+        assert.notDeepEqual(seeded, empty, 'the snapshot sees inserted rows');
+        const renewed = await app.inject({
+          method: 'PUT',
+          url: '/api/leases/renew',
+          payload: { resource: 'r1', holder: 'h1' },
+        });
+        assert.equal(renewed.statusCode, 200);
+        assert.notDeepEqual(await snapshots.take(), seeded, 'and a row updated in place');
         const viaInject = await fuzz(INJECT_RUNS, 20_261_123, (req) => inject(app, req), snapshots);
         const address = await app.listen({ host: '127.0.0.1', port: 0 });
         const port = Number(new URL(address).port);
@@ -193,7 +203,8 @@ describe('HTTP fuzzing', () => {
         const seconds = ((performance.now() - started) / 1000).toFixed(1);
         console.log(
           `# fuzz: ${viaInject.sent} requests through inject() (${summary(viaInject.byStatus)}), ` +
-            `${viaSocket.sent} over a socket (${summary(viaSocket.byStatus)}) in ${seconds} s`,
+            `${viaSocket.sent} over a socket (${summary(viaSocket.byStatus)}), ` +
+            `${MALFORMED_HTTP.length} malformed HTTP in ${seconds} s`,
         );
         assert.equal(viaInject.sent, INJECT_RUNS);
         assert.ok(
@@ -235,7 +246,8 @@ describe('HTTP fuzzing', () => {
       );
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       console.log(
-        `# fuzz (database down): ${OUTAGE_RUNS} requests (${summary(byStatus)}) in ${seconds} s`,
+        `# fuzz (database down): ${OUTAGE_RUNS} requests (${summary(byStatus)}) in ${seconds} s; ` +
+          `with the first test, ${INJECT_RUNS + SOCKET_RUNS + MALFORMED_HTTP.length + OUTAGE_RUNS} requests in all`,
       );
       assert.ok((byStatus.get(503) ?? 0) > 0, 'requests that reach the engine answer 503');
     } finally {

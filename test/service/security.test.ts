@@ -12,6 +12,7 @@ import { chromium } from 'playwright-core';
 import { Leasehold } from '../../src/leasehold.js';
 import { startServer } from '../../src/service/server.js';
 import { ApiKeyAuth, hashApiKeys, parseApiKeys } from '../../src/service/auth.js';
+import { jsonDepth, MAX_JSON_DEPTH } from '../../src/service/json-body.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
 import { bearer, call, withApp } from '../support/service.js';
 
@@ -112,6 +113,30 @@ describe(
       }));
   },
 );
+
+describe('JSON bodies', () => {
+  it('measures nesting without counting brackets inside strings', () => {
+    assert.equal(jsonDepth('{}'), 1);
+    assert.equal(jsonDepth('{"a":[[1],{"b":[]}]}'), 4);
+    assert.equal(jsonDepth('{"a":"[[[[{{{{"}'), 1);
+    assert.equal(jsonDepth('{"a":"\\"[[[[\\""}'), 1, 'an escaped quote does not end the string');
+    assert.equal(jsonDepth('"plain"'), 0);
+  });
+
+  it(`accepts ${MAX_JSON_DEPTH} levels of nesting and refuses one more with 400`, () =>
+    withApp('security json depth', async (app) => {
+      // {"task_data":{"a": ...}} is two levels before the arrays.
+      const body = (depth: number): string =>
+        `{"task_data":{"a":${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}}}`;
+      const json = { 'content-type': 'application/json' };
+      const deepest = await call(app, 'POST', '/api/tasks', body(MAX_JSON_DEPTH), json);
+      assert.equal(deepest.status, 201, deepest.text);
+      const deeper = await call(app, 'POST', '/api/tasks', body(MAX_JSON_DEPTH + 1), json);
+      assert.equal(deeper.status, 400);
+      assert.equal(deeper.body.error?.code, 'invalid_argument');
+      assert.match(deeper.body.error!.message, /nest deeper than 64/);
+    }));
+});
 
 describe('CORS', () => {
   it('is off: no Access-Control-Allow-* on answers or preflights from another origin', () =>
