@@ -41,15 +41,17 @@ const CASES: Case[] = [
   {
     variant: 'renew-without-expiry',
     expected: 'expired-renewal',
-    why: 'a holder frozen past its ttl has its renewal accepted on resume',
-    // About half the freezes expose it: when the holder's own loop wakes first on resume, it sees
-    // its term untrusted and releases before the renewal goes out. Eight or so freezes make a
-    // miss of all of them unlikely (about 0.5^8).
+    why: 'a renewal that reaches the database after the expiry revives the term',
+    // A renewal sent with 1.1 s left of the term (ttl 1.5 s, renewed every 0.4 s) and delayed
+    // longer than that in the network reaches the database after the expiry. A freeze does it
+    // too, in about half the cases (when the holder's own loop wakes first on resume it sees its
+    // term untrusted and releases before the renewal goes out).
     options: {
-      durationMs: 20_000,
+      durationMs: 15_000,
       roles: { holder: 2 },
-      faultTypes: ['sigstop'],
+      faultTypes: ['proxy-latency', 'sigstop'],
       faultGapMs: [300, 700],
+      latencyMs: [1_300, 1_600],
       privateLeases: true,
     },
   },

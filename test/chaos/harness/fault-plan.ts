@@ -28,6 +28,8 @@ export interface PlanOptions {
   /** How long a freeze lasts: past the ttl of the longest lease, so terms really expire. */
   freezeMs: readonly [number, number];
   weights?: Partial<Record<FaultType, number>>;
+  /** Added latency per chunk for proxy-latency, drawn in [min, max]; default [100, 800]. */
+  latencyMs?: readonly [number, number];
 }
 
 const DEFAULT_WEIGHTS: Record<FaultType, number> = {
@@ -79,7 +81,7 @@ function describe(
         type,
         target,
         durationMs: Math.round(random.between(1_500, 4_000)),
-        latencyMs: random.int(100, 800),
+        latencyMs: random.int(...(options.latencyMs ?? [100, 800])),
       };
     default:
       return { type, target, durationMs: 0 };

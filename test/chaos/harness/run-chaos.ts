@@ -36,6 +36,8 @@ export interface ChaosOptions {
   faultTypes: readonly FaultType[];
   faultGapMs?: readonly [number, number];
   faultWeights?: Partial<Record<FaultType, number>>;
+  /** Range of the added latency per chunk of proxy-latency faults. */
+  latencyMs?: readonly [number, number];
   /** Each holder gets a lease of its own instead of all competing for one. */
   privateLeases?: boolean;
   /** Use this server instead of an embedded one (pg-restart is then skipped). */
@@ -150,6 +152,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       gapMs: options.faultGapMs ?? [1_000, 2_500],
       freezeMs: [LEASE.ttlMs + 300, LEASE.ttlMs + 1_800],
       weights: options.faultWeights,
+      latencyMs: options.latencyMs,
     });
     const started = Date.now();
     for (const fault of plan) {
