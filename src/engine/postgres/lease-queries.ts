@@ -60,7 +60,11 @@ export function leaseQueries(s: string): LeaseQueries {
       FROM clock
       ON CONFLICT (resource) DO UPDATE SET
         token       = CASE WHEN ${liveSameHolder} THEN l.token ELSE l.token + 1 END,
-        acquired_at = CASE WHEN ${liveSameHolder} THEN l.acquired_at ELSE excluded.acquired_at END,
+        -- A new term starts no earlier than the release it follows. now() is the transaction's
+        -- start: an acquire that waited on the row lock of a concurrent release began before
+        -- that release's released_at, and would otherwise appear to overlap it by the wait.
+        acquired_at = CASE WHEN ${liveSameHolder} THEN l.acquired_at
+                           ELSE greatest(excluded.acquired_at, l.released_at) END,
         renewed_at  = CASE WHEN ${liveSameHolder} THEN excluded.acquired_at ELSE NULL END,
         renew_count = CASE WHEN ${liveSameHolder} THEN l.renew_count + 1 ELSE 0 END,
         metadata    = CASE WHEN ${liveSameHolder} THEN coalesce(excluded.metadata, l.metadata) ELSE excluded.metadata END,
