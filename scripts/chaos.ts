@@ -18,21 +18,44 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '60s' },
     variant: { type: 'string', default: 'real' },
     verbose: { type: 'boolean', default: false },
+    volume: { type: 'string', default: 'high' },
   },
 });
 const seed = values.seed === undefined ? randomSeed() : Number(values.seed);
 const durationMs = ms(values.duration as ms.StringValue);
-if (!Number.isSafeInteger(seed) || !(durationMs > 0) || !isVariant(values.variant)) {
+const volumes = {
+  // The shape of the short run in npm test: few terms and jobs, long ones.
+  normal: {},
+  // Volume for long runs: holders churn short terms on 4 shared resources (3 loops each) and
+  // 10 short jobs are enqueued every 150 ms, on top of the long-lived roles.
+  high: {
+    churn: { resources: 4, loops: 3 },
+    jobsPerEnqueue: 10,
+    jobEveryMs: 150,
+    jobWorkMs: [0, 30] as const,
+    workerConcurrency: 8,
+  },
+};
+const volume = values.volume as keyof typeof volumes;
+if (
+  !Number.isSafeInteger(seed) ||
+  !(durationMs > 0) ||
+  !isVariant(values.variant) ||
+  !(volume in volumes)
+) {
   console.error(
-    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry]',
+    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry] [--volume high|normal]',
   );
   process.exit(2);
 }
-console.log(`chaos: seed ${seed}, duration ${values.duration}, variant ${values.variant}`);
+console.log(
+  `chaos: seed ${seed}, duration ${values.duration}, variant ${values.variant}, volume ${volume}`,
+);
 const result = await runChaos({
   seed,
   durationMs,
   variant: values.variant,
+  ...volumes[volume],
   roles: { holder: 2, leader: 2, worker: 2, scheduler: 2 },
   faultTypes: FAULT_TYPES,
   databaseUrl: process.env['DATABASE_URL'],
@@ -44,7 +67,7 @@ if (result.violations.length > 0) {
   const path = await saveHistory(result);
   console.log(`history: ${path}`);
   console.log(
-    `replay: npm run chaos -- --seed ${seed} --duration ${values.duration} --variant ${values.variant}`,
+    `replay: npm run chaos -- --seed ${seed} --duration ${values.duration} --variant ${values.variant} --volume ${volume}`,
   );
   process.exit(1);
 }

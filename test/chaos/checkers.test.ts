@@ -56,6 +56,34 @@ describe('chaos checkers', () => {
     assert.deepEqual(checkHolderOverlap(released), []);
   });
 
+  it('overlap: a release whose answer was lost may have ended the term when it was sent, not later', () => {
+    // a's release of token 1 was sent at 1,200 and its answer lost (connection reset): it may
+    // have committed, so b taking the lease at 1,400 proves nothing.
+    const lostRelease = (sentAt: number) => ({
+      type: 'lease-op' as const,
+      family: 'lease' as const,
+      op: 'release' as const,
+      resource: 'r',
+      holder: 'a',
+      invokedAt: sentAt,
+      ok: false,
+      requestedToken: 1,
+    });
+    const acquired = [
+      leaseOp('acquire', 'a', 1, 1_000, 2_000),
+      lostRelease(1_200),
+      leaseOp('acquire', 'b', 2, 1_400, 2_400),
+    ];
+    assert.deepEqual(checkHolderOverlap(historyOf(acquired)), []);
+    // Sent after b had the lease: a's term was still live when b's began.
+    const late = [
+      leaseOp('acquire', 'a', 1, 1_000, 2_000),
+      leaseOp('acquire', 'b', 2, 1_400, 2_400),
+      lostRelease(1_600),
+    ];
+    assert.deepEqual(kinds(checkHolderOverlap(historyOf(late))), ['overlap']);
+  });
+
   it('expired renewal: reports a renewal applied after the term had expired', () => {
     const revived = historyOf([
       leaseOp('acquire', 'a', 1, 1_000, 2_000),

@@ -33,6 +33,13 @@ export interface LeaseOpEvent {
   dbAcquiredAt?: number;
   /** The term's expiry after this operation, on the database clock. */
   dbExpiresAt?: number;
+  /**
+   * The token a release asked to end, on releases whose outcome is unknown: one that failed in
+   * flight, and the record written just before a release is sent (`inFlight`), which is all
+   * that remains of it when the process is killed before the answer comes.
+   */
+  requestedToken?: number;
+  inFlight?: true;
 }
 
 /** A session-lock term granted (its token) or ended. */

@@ -8,19 +8,20 @@ import { byResource, leaseTerms, termKey, type Term } from './terms.js';
 
 export function checkHolderOverlap(history: History): Violation[] {
   const violations: Violation[] = [];
-  const groups = byResource(leaseTerms(history.events), (t) => `${t.family}:${t.resource}`);
+  const terms = leaseTerms(history.events, history.bounds.dbClockOffsetMs);
+  const groups = byResource(terms, (t) => `${t.family}:${t.resource}`);
   for (const [resource, terms] of groups) {
-    // Sweep in start order, remembering the open term that ends last.
+    // Sweep in start order, remembering the open term that surely ends last.
     let latest: Term | undefined;
     for (const term of terms) {
-      if (latest && termKey(latest) !== termKey(term) && term.dbStart < latest.dbEnd) {
+      if (latest && termKey(latest) !== termKey(term) && term.dbStart < latest.earliestEnd) {
         violations.push({
           kind: 'overlap',
-          message: `${resource}: ${term.holder} (token ${term.token}) began ${Math.round(latest.dbEnd - term.dbStart)} ms before the term of ${latest.holder} (token ${latest.token}) ended`,
+          message: `${resource}: ${term.holder} (token ${term.token}) began ${Math.round(latest.earliestEnd - term.dbStart)} ms before the term of ${latest.holder} (token ${latest.token}) ended`,
           evidence: { earlier: latest, later: term },
         });
       }
-      if (!latest || term.dbEnd > latest.dbEnd) latest = term;
+      if (!latest || term.earliestEnd > latest.earliestEnd) latest = term;
     }
   }
   return violations;

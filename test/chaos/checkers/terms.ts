@@ -24,6 +24,12 @@ export interface Term {
   dbStart: number;
   /** Database time at which the term ended: its release, or its last confirmed expiry. */
   dbEnd: number;
+  /**
+   * The earliest the term may have ended: dbEnd, or sooner when a release of it failed in flight
+   * (its answer lost to a reset or a kill): that release may have committed at any time after
+   * it was sent. An overlap is only proven against this end.
+   */
+  earliestEnd: number;
   released: boolean;
   confirmations: Confirmation[];
 }
@@ -31,7 +37,13 @@ export interface Term {
 export const termKey = (t: Pick<Term, 'family' | 'resource' | 'holder' | 'token'>): string =>
   `${t.family}|${t.resource}|${t.holder}|${t.token}`;
 
-export function leaseTerms(events: readonly ChildEvent[]): Term[] {
+/**
+ * Wall time of a send, on the database clock, minus a slack for the estimate of the offset
+ * (the processes and PostgreSQL share one machine's clock; the offset is measured once).
+ */
+const UNKNOWN_RELEASE_SLACK_MS = 50;
+
+export function leaseTerms(events: readonly ChildEvent[], dbClockOffsetMs = 0): Term[] {
   const terms = new Map<string, Term>();
   const ops = events.filter(
     (e): e is ChildEvent & LeaseOpEvent =>
@@ -56,6 +68,7 @@ export function leaseTerms(events: readonly ChildEvent[]): Term[] {
         proc: e.proc,
         dbStart: e.dbAcquiredAt ?? e.dbAt!,
         dbEnd: e.dbExpiresAt ?? e.dbAt!,
+        earliestEnd: Number.POSITIVE_INFINITY,
         released: false,
         confirmations: [],
       };
@@ -69,6 +82,17 @@ export function leaseTerms(events: readonly ChildEvent[]): Term[] {
     const release = term.confirmations.find((c) => c.op === 'release');
     term.released = release !== undefined;
     term.dbEnd = release ? release.dbAt : Math.max(...term.confirmations.map((c) => c.dbExpiresAt));
+    term.earliestEnd = Math.min(term.earliestEnd, term.dbEnd);
+  }
+  for (const e of events) {
+    if (e.type !== 'lease-op' || e.op !== 'release' || e.ok || e.requestedToken === undefined)
+      continue;
+    const key = termKey({ ...e, token: e.requestedToken });
+    const term = terms.get(key);
+    // A confirmed release says exactly when the term ended; otherwise this one may have.
+    if (!term || term.released) continue;
+    const sentAt = e.invokedAt + dbClockOffsetMs - UNKNOWN_RELEASE_SLACK_MS;
+    term.earliestEnd = Math.min(term.earliestEnd, Math.max(term.dbStart, sentAt));
   }
   return [...terms.values()].sort((a, b) => a.dbStart - b.dbStart || a.token - b.token);
 }
@@ -81,7 +105,10 @@ export function byResource<T extends { resource: string }>(
   const groups = new Map<string, T[]>();
   for (const item of items) {
     const key = keyOf(item);
-    groups.set(key, [...(groups.get(key) ?? []), item]);
+    const group = groups.get(key);
+    // Push, not spread: a long run has tens of thousands of terms per resource.
+    if (group) group.push(item);
+    else groups.set(key, [item]);
   }
   return groups;
 }

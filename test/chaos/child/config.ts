@@ -13,6 +13,11 @@ export interface ChildConfig {
   lease: { resource: string; ttlMs: number; renewEveryMs: number; marginMs: number };
   /** Holders also compete for a session lock. */
   sessionLock: string | null;
+  /**
+   * Holders also run `loops` quick acquire → fenced increment → release cycles on these shared
+   * resources, for volume (a long run counts its acquisitions in the hundred thousands).
+   */
+  churn: { resources: string[]; loops: number; ttlMs: number } | null;
   election: { name: string; ttlMs: number; renewEveryMs: number; pollEveryMs: number };
   worker: { queue: string; leaseTtlMs: number; concurrency: number };
   schedule: { name: string; everyMs: number };

@@ -59,11 +59,23 @@ export function recordingEngine<E extends Engine>(engine: E, emit: Emit): E {
           holder: params.holder,
           invokedAt,
         };
+        const requested = (params as { token?: number }).token;
+        if (recorded.op === 'release' && typeof requested === 'number')
+          // Written (synchronously, stdout is a pipe) before the statement is sent.
+          emit({ ...base, ok: false, inFlight: true, requestedToken: requested });
         let answer: unknown;
         try {
           answer = await (value as (p: OpParams) => Promise<unknown>).call(target, params);
         } catch (error) {
-          emit({ ...base, ok: false });
+          // A release that failed in flight may still have committed: the checkers must know
+          // which term it tried to end (terms.ts, earliestEnd).
+          emit({
+            ...base,
+            ok: false,
+            ...(recorded.op === 'release' && typeof requested === 'number'
+              ? { requestedToken: requested }
+              : {}),
+          });
           throw error;
         }
         const lease = leaseOf(answer);

@@ -42,8 +42,16 @@ export interface ChaosOptions {
   privateLeases?: boolean;
   /** Use this server instead of an embedded one (pg-restart is then skipped). */
   databaseUrl?: string;
-  /** Milliseconds between two enqueued jobs. */
+  /** Milliseconds between two enqueue calls. */
   jobEveryMs?: number;
+  /** Jobs per enqueue call (default 1). */
+  jobsPerEnqueue?: number;
+  /** Range of each job's work in ms (default 100–500). */
+  jobWorkMs?: readonly [number, number];
+  /** Slots per worker (default 2). */
+  workerConcurrency?: number;
+  /** Holders' quick acquire/release cycles on shared resources (default none). */
+  churn?: { resources: number; loops: number };
   log?: (line: string) => void;
 }
 
@@ -110,8 +118,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           ...LEASE,
         },
         sessionLock: 'chaos-session',
+        churn: options.churn
+          ? {
+              resources: Array.from({ length: options.churn.resources }, (_, i) => `churn-${i}`),
+              loops: options.churn.loops,
+              ttlMs: LEASE.ttlMs,
+            }
+          : null,
         election: ELECTION,
-        worker: WORKER,
+        worker: { ...WORKER, concurrency: options.workerConcurrency ?? WORKER.concurrency },
         schedule: SCHEDULE,
       };
     };
@@ -137,9 +152,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     let enqueueing = true;
     const enqueuer = (async () => {
       while (enqueueing && producer) {
+        const [least, most] = options.jobWorkMs ?? [100, 500];
+        const jobs = Array.from({ length: options.jobsPerEnqueue ?? 1 }, () => ({
+          payload: { workMs: random.int(least, most) },
+        }));
         await producer
           .queue(WORKER.queue)
-          .enqueue({ workMs: random.int(100, 500) })
+          .enqueueMany(jobs)
           .catch(() => {}); // the database may be restarting
         await sleep(options.jobEveryMs ?? 250);
       }

@@ -16,6 +16,38 @@ export function runHolder(
 ): void {
   void leaseLoop(config, target, running);
   if (config.sessionLock) void sessionLoop(config.sessionLock, target, running);
+  for (let i = 0; i < (config.churn?.loops ?? 0); i++)
+    void churnLoop(config.churn!, `${config.proc}#${config.incarnation}:c${i}`, target, running);
+}
+
+/**
+ * Short terms on a few shared resources, as fast as they come: acquire (plain, no renewal), one
+ * fenced increment under the token, release. Volume for the checkers: every term is recorded by
+ * the engine wrapper, every increment in the ledger, so an overlap or a lost update shows.
+ */
+async function churnLoop(
+  churn: NonNullable<ChildConfig['churn']>,
+  prefix: string,
+  target: IncrementTarget,
+  running: () => boolean,
+): Promise<void> {
+  const { lh } = target;
+  let attempt = 0;
+  while (running()) {
+    const resource = churn.resources[Math.floor(Math.random() * churn.resources.length)]!;
+    const holder = `${prefix}:${++attempt}`;
+    try {
+      const lease = await lh.leases.acquire(resource, { holder, ttl: churn.ttlMs });
+      if (!lease) {
+        await sleep(between(1, 10));
+        continue;
+      }
+      await fencedIncrement(target, `lease:${resource}`, lease.token);
+      await lh.leases.release(lease);
+    } catch {
+      await sleep(between(20, 100)); // the database or the network is failing: back off a bit
+    }
+  }
 }
 
 const between = (min: number, max: number): number => min + Math.random() * (max - min);
