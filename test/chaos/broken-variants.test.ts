@@ -57,16 +57,27 @@ const CASES: Case[] = [
   },
 ];
 
+/**
+ * Each fault exposes a bug only with some probability (renew-without-expiry: about one latency
+ * fault in four lands on a renewal in flight), so a variant gets up to this many short runs, on
+ * successive seeds, to be caught; it is usually caught in the first. The real engine is never
+ * given a second chance (chaos-run.test.ts).
+ */
+const RUNS = 4;
+
 describe('broken engine variants are caught by the checkers', () => {
   for (const c of CASES) {
-    it(`${c.variant}: reports ${c.expected} (${c.why})`, { timeout: 120_000 }, async () => {
-      const result = await runChaos({ ...c.options, variant: c.variant, seed: 401 });
-      console.log(`# ${c.variant}: ${summaryLine(result)}`);
-      const kinds = new Set(result.violations.map((v) => v.kind));
-      if (!kinds.has(c.expected)) console.log(`# history: ${await saveHistory(result)}`);
-      assert.ok(
-        kinds.has(c.expected),
-        `expected a ${c.expected} violation, got ${[...kinds].join(', ') || 'none'}`,
+    it(`${c.variant}: reports ${c.expected} (${c.why})`, { timeout: 300_000 }, async () => {
+      const seen = new Set<string>();
+      for (let run = 0; run < RUNS; run++) {
+        const result = await runChaos({ ...c.options, variant: c.variant, seed: 401 + run });
+        console.log(`# ${c.variant}: ${summaryLine(result)}`);
+        for (const v of result.violations) seen.add(v.kind);
+        if (seen.has(c.expected)) return;
+        console.log(`# history: ${await saveHistory(result)}`);
+      }
+      assert.fail(
+        `expected a ${c.expected} violation in ${RUNS} runs, got ${[...seen].join(', ') || 'none'}`,
       );
     });
   }
