@@ -54,15 +54,16 @@ export function leaseQueries(s: string): LeaseQueries {
   }
   return {
     // $1 resource, $2 holder, $3 ttl_ms, $4 metadata, $5 now
+    // A new term starts no earlier than the release it follows: now() is the transaction's
+    // start, so an acquire that waited on the row lock of a concurrent release began before that
+    // release's released_at and would otherwise appear to overlap it by the wait. (No SQL
+    // comments inside statements: the benchmark runs them through pgbench on one line.)
     LeaseAcquire: `${CLOCK('$5')}
       INSERT INTO ${s}.leases AS l (resource, holder, token, metadata, ttl_ms, created_at, acquired_at, expires_at)
       SELECT $1, $2, 1, $4::jsonb, $3::integer, clock.now, clock.now, clock.now + $3::integer * interval '1 millisecond'
       FROM clock
       ON CONFLICT (resource) DO UPDATE SET
         token       = CASE WHEN ${liveSameHolder} THEN l.token ELSE l.token + 1 END,
-        -- A new term starts no earlier than the release it follows. now() is the transaction's
-        -- start: an acquire that waited on the row lock of a concurrent release began before
-        -- that release's released_at, and would otherwise appear to overlap it by the wait.
         acquired_at = CASE WHEN ${liveSameHolder} THEN l.acquired_at
                            ELSE greatest(excluded.acquired_at, l.released_at) END,
         renewed_at  = CASE WHEN ${liveSameHolder} THEN excluded.acquired_at ELSE NULL END,
