@@ -8,6 +8,8 @@ import { createInterface } from 'node:readline';
 import type { ChildConfig, Role } from '../child/config.js';
 import type { ChildEvent } from '../history.js';
 import { wallNow } from '../wall-clock.js';
+import { within } from '../../support/wait.js';
+
 
 const CHILD_MAIN = new URL('../child/main.ts', import.meta.url).pathname;
 const ROOT = new URL('../../..', import.meta.url).pathname;
@@ -131,14 +133,4 @@ export class Fleet {
     });
     await Promise.all(members.map((m) => m.exited));
   }
-}
-
-export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms);
-    }),
-  ]);
 }

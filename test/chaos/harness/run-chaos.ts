@@ -25,7 +25,8 @@ import { readDbFacts } from './db-facts.js';
 import { injectFault } from './fault-injector.js';
 import { planFaults } from './fault-plan.js';
 import { FaultProxy } from './fault-proxy.js';
-import { Fleet, within } from './fleet.js';
+import { within } from '../../support/wait.js';
+import { Fleet } from './fleet.js';
 
 export interface ChaosOptions {
   seed: number;
