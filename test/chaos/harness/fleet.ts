@@ -10,7 +10,6 @@ import type { ChildEvent } from '../history.js';
 import { wallNow } from '../wall-clock.js';
 import { within } from '../../support/wait.js';
 
-
 const CHILD_MAIN = new URL('../child/main.ts', import.meta.url).pathname;
 const ROOT = new URL('../../..', import.meta.url).pathname;
 
