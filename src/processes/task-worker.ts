@@ -13,6 +13,9 @@ import { TypedEvents } from '../runtime/events.js';
 import { crashDelayMs, demoWork } from './demo-work.js';
 import { TaskClaim } from './task-claim.js';
 
+/** Tries at sending a task's outcome when the service does not answer (see answer()). */
+const OUTCOME_ATTEMPTS = 5;
+
 export interface TaskWorkerEvents {
   'task:claimed': { id: number; token: number };
   'task:completed': { id: number; token: number };
@@ -119,7 +122,7 @@ export class HttpTaskWorker {
       crash?.cancel();
       claim.end();
       if (this.handBackController.signal.aborted && !claim.signal.aborted) {
-        await this.o.client.release(task.id, claim.claim).then(
+        await this.answer(() => this.o.client.release(task.id, claim.claim)).then(
           () => this.events.emit('task:handed-back', ref),
           (e: unknown) => this.refused(ref, e),
         );
@@ -130,7 +133,7 @@ export class HttpTaskWorker {
         return;
       }
       const message = (error as Error).message || String(error);
-      await this.o.client.fail(task.id, claim.claim, message).then(
+      await this.answer(() => this.o.client.fail(task.id, claim.claim, message)).then(
         () => this.events.emit('task:failed', { ...ref, error: message }),
         (e: unknown) => this.refused(ref, e),
       );
@@ -142,10 +145,29 @@ export class HttpTaskWorker {
       this.events.emit('task:abandoned', { ...ref, reason: String(claim.signal.reason) });
       return;
     }
-    await this.o.client.complete(task.id, claim.claim, output ?? null).then(
+    await this.answer(() => this.o.client.complete(task.id, claim.claim, output ?? null)).then(
       () => this.events.emit('task:completed', ref),
       (e: unknown) => this.refused(ref, e),
     );
+  }
+
+  /**
+   * Sends a task's outcome, again when the service did not answer (behind a balancer, the
+   * replica that took the request went away): the next attempt reaches another replica. Safe to
+   * repeat: each outcome names the claim's token, so a repeat of one that did land is refused
+   * (task_done, lease_lost), never applied twice. Given up on after OUTCOME_ATTEMPTS; the task's
+   * lease then expires and it runs again.
+   */
+  private async answer<T>(send: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await send();
+      } catch (error) {
+        const unanswered = isLeaseholdError(error) && error.code === 'unavailable';
+        if (!unanswered || attempt >= OUTCOME_ATTEMPTS) throw error;
+        await sleep(this.clock, 100 * attempt);
+      }
+    }
   }
 
   private refused(ref: { id: number; token: number }, error: unknown): void {

@@ -2,7 +2,8 @@
 // balancer, eight HTTP task workers talking to the balancer. The generator runs on one replica at
 // a time; killing that replica moves it within its bound; a rolling restart of every replica and
 // every worker (SIGTERM, one at a time, each replaced) loses no task and lets no task lease
-// expire: every task ends completed on its first attempt.
+// expire: every task ends completed on its first attempt, except those in flight on the killed
+// replica, which may run twice.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Leasehold } from '../../src/leasehold.js';
@@ -114,6 +115,12 @@ describe('many replicas and workers on one database', () => {
         balancer.setBackends(replicas.map((r) => r.port));
         const killedAt = Date.now();
         victim.process.kill('SIGKILL');
+        // A request in flight on the killed replica may have claimed or completed a task whose
+        // answer never came back: such a task runs again when its lease expires. Those in flight
+        // at the kill are excused below; the rolling restart that follows must excuse none.
+        const inFlightAtKill = new Set(
+          (await tasks()).filter((t) => t.status === 'processing').map((t) => t.id),
+        );
         const next = await waitFor(
           'a new generating replica',
           async () => {
@@ -161,11 +168,15 @@ describe('many replicas and workers on one database', () => {
           { timeoutMs: 90_000, intervalMs: 500 },
         );
         assert.ok(settled.length >= 10, `${settled.length} tasks`);
-        const retried = settled.filter((t) => t.attempts !== 1);
+        const retried = settled.filter((t) => t.attempts !== 1 && !inFlightAtKill.has(t.id));
         assert.deepEqual(
           retried.map((t) => ({ id: t.id, attempts: t.attempts })),
           [],
-          'no task lease expired: every task completed on its first attempt',
+          'no task lease expired: every task not in flight at the SIGKILL completed on its first attempt',
+        );
+        const rerun = settled.filter((t) => t.attempts !== 1).length;
+        console.log(
+          `# ${settled.length} tasks completed; ${inFlightAtKill.size} in flight at the SIGKILL, ${rerun} of them ran again`,
         );
         const generators = new Set(settled.map((t) => t.headers['generated-by']));
         console.log(
