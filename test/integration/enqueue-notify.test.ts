@@ -14,6 +14,24 @@ after(closeTestDatabase);
 
 const job = (queue: string) => ({ queue, payload: { n: 1 }, maxAttempts: 1 });
 
+/**
+ * Everything heard until a marker sent now arrives. Notifications are delivered in commit
+ * order, so the marker comes after every notification committed before it was sent.
+ */
+async function heardBefore(
+  heard: EventQueue<string>,
+  send: (payload: string) => Promise<void>,
+): Promise<string[]> {
+  const MARKER = '~marker';
+  await send(MARKER);
+  const before: string[] = [];
+  for (;;) {
+    const payload = await heard.next(5_000, 'the marker');
+    if (payload === MARKER) return before;
+    before.push(payload);
+  }
+}
+
 describe('job notifications of concurrent enqueues', () => {
   it('announces every queue of 40 overlapping enqueues, with fewer notifications than enqueues', () =>
     withSchema('enqueue notify coalesced', async (schema) => {
@@ -26,12 +44,14 @@ describe('job notifications of concurrent enqueues', () => {
       await Promise.all(queues.map((q) => engine.jobEnqueue({ jobs: [job(q)] })));
       await engine.close(); // sends what it still owes before closing
 
-      const announced = new Set<string>();
-      while (announced.size < 10) announced.add(await heard.next(5_000, 'a queue announced'));
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      const total = 10 + heard.length;
-      assert.deepEqual([...announced].sort(), [...new Set(queues)].sort());
-      assert.ok(total < queues.length, `${total} notifications for ${queues.length} enqueues`);
+      const notified = await heardBefore(heard, (payload) =>
+        listener.notifySend({ topic: JOBS_TOPIC, payload }),
+      );
+      assert.deepEqual([...new Set(notified)].sort(), [...new Set(queues)].sort());
+      assert.ok(
+        notified.length < queues.length,
+        `${notified.length} notifications for ${queues.length} enqueues`,
+      );
     }));
 
   it('notifies inline for a lone enqueue and for one in a caller transaction', () =>
@@ -48,8 +68,10 @@ describe('job notifications of concurrent enqueues', () => {
       try {
         await client.query('BEGIN');
         await engine.jobEnqueue({ jobs: [job('in-tx')], tx: client });
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        assert.equal(heard.length, 0, 'nothing before the caller commits');
+        const beforeCommit = await heardBefore(heard, (payload) =>
+          listener.notifySend({ topic: JOBS_TOPIC, payload }),
+        );
+        assert.deepEqual(beforeCommit, [], 'nothing before the caller commits');
         await client.query('COMMIT');
       } finally {
         client.release();

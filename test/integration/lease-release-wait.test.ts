@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/clock.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
+import { waitFor } from '../support/wait.js';
 
 after(closeTestDatabase);
 
@@ -16,7 +17,8 @@ describe('an acquire that waited for a concurrent release', () => {
   it('starts its term at the release, not before it', () =>
     withSchema('lease release wait', async (schema) => {
       const clock = new ManualClock();
-      const engine = await schema.engine({ clock, poolSize: 2 });
+      // Three connections: the open release, the waiting acquire, and the look at pg_stat_activity.
+      const engine = await schema.engine({ clock, poolSize: 3 });
       const first = await engine.leaseAcquire({ resource: 'r', holder: 'a', ttlMs: 60_000 });
       assert.ok(first.acquired);
 
@@ -32,7 +34,14 @@ describe('an acquire that waited for a concurrent release', () => {
         );
         await clock.advance(1_000); // the acquire's clock reads acquireStartsAt
         const waiting = engine.leaseAcquire({ resource: 'r', holder: 'b', ttlMs: 60_000 });
-        await new Promise((resolve) => setTimeout(resolve, 100)); // it is waiting on the row
+        await waitFor('the acquire waiting on the released row', async () => {
+          const { rows } = await engine.pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+            [`%INSERT INTO "${schema.schema}".leases%`],
+          );
+          return rows[0]!.n > 0;
+        });
         await releasing.query('COMMIT');
         const second = await waiting;
         assert.ok(second.acquired, 'the released lease was taken');

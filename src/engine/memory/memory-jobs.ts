@@ -12,9 +12,19 @@
  */
 import { backoffDelay } from '../../core/backoff.js';
 import { ConflictError, UnsupportedError } from '../../core/errors.js';
-import { JOB_STATUSES, type Job, type JobAttemptError } from '../../core/types.js';
+import { JOB_STATUSES, type Job } from '../../core/types.js';
 import type { CallerTransaction } from '../engine.js';
 import { JOBS_TOPIC } from '../jobs.js';
+import {
+  claimOrder,
+  dedupKey,
+  isLive,
+  leaseEnd,
+  recordError,
+  toJson,
+  view,
+  type JobRecord,
+} from './memory-job-record.js';
 import type {
   EnqueueOutcome,
   JobClaimParams,
@@ -34,13 +44,8 @@ import type {
   JobSpec,
 } from '../jobs.js';
 
-/** The topic announcing claimable work, with the queue name as payload (jobs.ts). */
-/** Failed attempts kept on a job, newest last (core/types JobAttemptError). */
-const ERRORS_KEPT = 20;
 /** The error recorded when the rescuer takes a job back from a silent worker. */
 const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
-
-type JobRecord = { -readonly [K in keyof Job]: Job[K] };
 
 export class MemoryJobs implements JobOperations {
   /** Every job, in id order: ids only grow and a Map iterates in insertion order. */
@@ -363,40 +368,4 @@ export class MemoryJobs implements JobOperations {
 
 function refuseTransaction(tx: CallerTransaction | undefined): void {
   if (tx) throw new UnsupportedError('the memory engine cannot join a caller transaction');
-}
-
-function isLive(r: JobRecord): boolean {
-  return r.status === 'pending' || r.status === 'processing';
-}
-
-function leaseEnd(r: JobRecord): number {
-  return r.leaseExpiresAt?.getTime() ?? Number.NEGATIVE_INFINITY;
-}
-
-/** Priority descending, then available_at, then id: the claim order of every engine. */
-function claimOrder(a: JobRecord, b: JobRecord): number {
-  return (
-    b.priority - a.priority || a.availableAt.getTime() - b.availableAt.getTime() || a.id - b.id
-  );
-}
-
-function recordError(r: JobRecord, error: string, now: Date): void {
-  const entry: JobAttemptError = { attempt: r.attempts, at: now, error };
-  r.errors = [...r.errors, entry].slice(-ERRORS_KEPT);
-  r.lastError = error;
-}
-
-/** A collision-free composite key for (queue, key) and (queue, partitionKey). */
-function dedupKey(queue: string, key: string): string {
-  return JSON.stringify([queue, key]);
-}
-
-/** What jsonb would store: undefined becomes null, Dates become strings, and so on. */
-function toJson(value: unknown): unknown {
-  return value === undefined ? null : (JSON.parse(JSON.stringify(value)) as unknown);
-}
-
-/** Callers must not be able to mutate stored state through a returned job, nor vice versa. */
-function view(r: JobRecord): Job {
-  return structuredClone(r);
 }
