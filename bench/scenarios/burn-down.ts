@@ -16,10 +16,11 @@ import { leaseholdDrain, type BurnDownOptions } from './queue.js';
 export const LEASEHOLD_TUNED: readonly BurnDownOptions[] = [
   { concurrency: 100, maxClaimBatch: 100 },
   { concurrency: 500, maxClaimBatch: 250 },
+  { concurrency: 500, maxClaimBatch: 250, removeOnComplete: true },
 ];
 
 export const tunedId = (o: BurnDownOptions): string =>
-  `burnDown.leasehold.c${o.concurrency}b${o.maxClaimBatch}`;
+  `burnDown.leasehold.c${o.concurrency}b${o.maxClaimBatch}${o.removeOnComplete ? '.remove' : ''}`;
 const LEASEHOLD_TUNED_IDS = LEASEHOLD_TUNED.map(tunedId);
 const PGBOSS_FAST_IDS = PGBOSS_FAST_SHAPES.map(
   (s) => `burnDown.pgBoss.b${s.batchSize}x${s.localConcurrency}`,
@@ -60,7 +61,8 @@ export const burnDownFamily: Family = {
         system(
           ctx,
           tunedId(o),
-          `leasehold, concurrency ${o.concurrency} / claim batch ${o.maxClaimBatch}`,
+          `leasehold, concurrency ${o.concurrency} / claim batch ${o.maxClaimBatch}` +
+            (o.removeOnComplete ? ', removeOnComplete' : ''),
           (n, limit) => leaseholdDrain(url, n, o, limit),
         ),
       ),

@@ -33,6 +33,8 @@ async function withLeasehold<T>(
 export interface BurnDownOptions {
   concurrency: number;
   maxClaimBatch: number;
+  /** Delete jobs as they complete (graphile-worker's behaviour) instead of keeping them. */
+  removeOnComplete?: boolean;
 }
 
 /** The tuned pool: the worker needs a few connections (claims, outcomes, renewals, presence). */
@@ -64,6 +66,7 @@ export function leaseholdDrain(
           queues: QUEUE,
           concurrency: o.concurrency,
           maxClaimBatch: o.maxClaimBatch,
+          removeOnComplete: o.removeOnComplete ?? false,
           handler,
         })
       : lh.worker({ queues: QUEUE, handler });
@@ -151,6 +154,7 @@ export function leaseholdSustained(
       queues: QUEUE,
       concurrency: o.concurrency,
       maxClaimBatch: o.maxClaimBatch,
+      removeOnComplete: o.removeOnComplete ?? false,
       handler: async (job) => {
         picked((job.payload as { t: number }).t);
       },

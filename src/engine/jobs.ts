@@ -87,6 +87,11 @@ export interface JobCompleteParams {
   jobs: readonly JobCompletion[];
   /** Complete inside the caller's transaction, atomically with its business writes. */
   tx?: CallerTransaction;
+  /**
+   * Delete the accepted jobs instead of keeping them as `completed` (the worker's
+   * `removeOnComplete`): no history and no result, one row write fewer per job.
+   */
+  remove?: boolean;
 }
 
 export interface JobFailure extends JobLeaseRef {

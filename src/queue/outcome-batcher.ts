@@ -34,6 +34,8 @@ export interface OutcomeBatcherOptions {
   flushWindowMs: number;
   /** Flush at once when this many outcomes wait. */
   maxBatch: number;
+  /** Delete completed jobs instead of keeping them (the worker's `removeOnComplete`). */
+  removeOnComplete: boolean;
   onFlushError: (error: unknown) => void;
 }
 
@@ -104,6 +106,7 @@ export class OutcomeBatcher {
           : engine.jobComplete({
               workerId,
               jobs: completions.map((c) => ({ ...c.run.ref, result: c.result ?? null })),
+              remove: this.o.removeOnComplete,
             }),
         failures.length === 0
           ? []

@@ -112,6 +112,7 @@ export class Worker {
       clock: this.clock,
       flushWindowMs: this.o.flushWindowMs,
       maxBatch: Math.max(this.o.concurrency, 100),
+      removeOnComplete: this.o.removeOnComplete,
       onFlushError: onError('flush'),
     });
     this.presence = new WorkerPresence(
@@ -265,6 +266,7 @@ export class Worker {
           workerId: this.id,
           jobs: [{ ...run.ref, result: result ?? null }],
           tx,
+          remove: this.o.removeOnComplete,
         });
         if (!accepted.includes(run.ref.id))
           throw new LeaseLostError(`job:${run.ref.id}`, 'the job is no longer this worker’s');

@@ -119,6 +119,7 @@ export class MemoryJobs implements JobOperations {
       if (!r) continue;
       this.finish(r, 'completed', now, woken);
       r.result = toJson(completion.result);
+      if (p.remove === true) this.jobs.delete(r.id);
       accepted.push(r.id);
     }
     this.announce(woken);

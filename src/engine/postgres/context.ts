@@ -9,6 +9,7 @@ import type { Clock } from '../../core/clock.js';
 import { ClosedError } from '../../core/errors.js';
 import type { CallerTransaction } from '../engine.js';
 import { mapPgError } from './pg-errors.js';
+import { QUERY_TYPES } from './timestamp-parser.js';
 
 /** PostgreSQL's NAMEDATALEN - 1; schema names are ASCII (validated), so bytes are characters. */
 const MAX_IDENTIFIER_BYTES = 63;
@@ -78,8 +79,8 @@ export class PgContext {
         return result.rows as R[];
       }
       const config: pg.QueryConfig = this.statementPrefix
-        ? { name: this.statementPrefix + name, text, values }
-        : { text, values };
+        ? { name: this.statementPrefix + name, text, values, types: QUERY_TYPES }
+        : { text, values, types: QUERY_TYPES };
       const result = await this.pool.query<R>(config);
       return result.rows;
     } catch (error) {

@@ -97,6 +97,7 @@ export interface JobQueries {
   JobClaimBatch: string;
   JobRenewLeases: string;
   JobComplete: string;
+  JobCompleteRemove: string;
   JobFail: string;
   JobHandBack: string;
   JobCancel: string;
@@ -243,6 +244,19 @@ export function jobQueries(s: string): JobQueries {
         RETURNING j.id, j.queue, j.partition_key, r.o
       ),
       ${notified('$7', 'done', 'partition_key IS NOT NULL')}
+      SELECT d.id FROM done d, notified ORDER BY d.o`,
+
+    // JobComplete for a worker with `removeOnComplete`: the same guard, the row deleted. $1 worker
+    // id, $2 ids, $3 generations, $4 ordinals, $5 now, $6 channel. A DELETE writes no new row
+    // version and no index entries: about half the WAL of an UPDATE to completed.
+    JobCompleteRemove: `${CLOCK('$5')},
+      done AS (
+        DELETE FROM ${s}.jobs j
+        USING unnest($2::bigint[], $3::bigint[], $4::integer[]) AS r(id, generation, o)
+        WHERE ${OWNED}
+        RETURNING j.id, j.queue, j.partition_key, r.o
+      ),
+      ${notified('$6', 'done', 'partition_key IS NOT NULL')}
       SELECT d.id FROM done d, notified ORDER BY d.o`,
 
     // $1 worker id, $2 ids, $3 generations, $4 errors text[], $5 retry delays ms float8[],

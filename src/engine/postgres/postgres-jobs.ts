@@ -171,6 +171,7 @@ export class PostgresJobs implements JobOperations {
   async jobComplete(p: JobCompleteParams): Promise<number[]> {
     const refs = distinctRefs(p.jobs);
     if (refs.length === 0) return this.nothing([]);
+    if (p.remove === true) return this.completeRemoving(p, refs);
     const rows = await this.ctx.query<{ id: string }>(
       'JobComplete',
       this.sql.JobComplete,
@@ -179,6 +180,26 @@ export class PostgresJobs implements JobOperations {
         refs.map((r) => r.ref.id),
         refs.map((r) => r.ref.generation),
         refs.map((r) => jsonText(r.ref.result)),
+        refs.map((r) => r.o),
+        this.ctx.pinnedNow(),
+        this.ctx.notifyChannel,
+      ],
+      p.tx,
+    );
+    return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
+  }
+
+  private async completeRemoving(
+    p: JobCompleteParams,
+    refs: readonly { ref: JobLeaseRef; o: number }[],
+  ): Promise<number[]> {
+    const rows = await this.ctx.query<{ id: string }>(
+      'JobCompleteRemove',
+      this.sql.JobCompleteRemove,
+      [
+        p.workerId,
+        refs.map((r) => r.ref.id),
+        refs.map((r) => r.ref.generation),
         refs.map((r) => r.o),
         this.ctx.pinnedNow(),
         this.ctx.notifyChannel,

@@ -447,6 +447,58 @@ export function jobEngineCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
+      'removes completed jobs when asked, only those the worker owns, freeing their partition',
+      async ({ engine }) => {
+        const [a1, a2, other] = await enqueue(
+          engine,
+          spec({ partitionKey: 'a', payload: 'a1' }),
+          spec({ partitionKey: 'a', payload: 'a2' }),
+          spec({ payload: 'other' }),
+        );
+        const claimed = await claim(engine, 'w1', { limit: 3 });
+        assert.deepEqual(
+          claimed.map((j) => j.id).sort((x, y) => x - y),
+          [a1!.id, other!.id],
+          'a2 waits behind its partition head',
+        );
+        const stale = { ...ref(claimed[0]!), generation: claimed[0]!.generation - 1 };
+        assert.deepEqual(
+          await engine.jobComplete({ workerId: 'w2', jobs: claimed.map(ref), remove: true }),
+          [],
+          'another worker removes nothing',
+        );
+        assert.deepEqual(
+          await engine.jobComplete({ workerId: 'w1', jobs: [stale], remove: true }),
+          [],
+          'a stale generation removes nothing',
+        );
+        assert.equal((await engine.jobGet({ id: a1!.id }))?.status, 'processing');
+        const accepted = await engine.jobComplete({
+          workerId: 'w1',
+          jobs: claimed.map(ref),
+          remove: true,
+        });
+        assert.deepEqual(
+          [...accepted].sort((x, y) => x - y),
+          [a1!.id, other!.id],
+        );
+        assert.equal(await engine.jobGet({ id: a1!.id }), null);
+        assert.equal(await engine.jobGet({ id: other!.id }), null);
+        assert.deepEqual(
+          (await claim(engine, 'w1')).map((j) => j.id),
+          [a2!.id],
+          'the next job of the partition runs',
+        );
+        assert.deepEqual(
+          await engine.jobComplete({ workerId: 'w1', jobs: claimed.map(ref), remove: true }),
+          [],
+          'a second completion is refused',
+        );
+      },
+    );
+
+    conformanceCase(
+      h,
       'accepts a completion after the lease expired as long as the job was not rescued',
       async ({ engine, clock }) => {
         const [job] = await enqueue(engine, spec());

@@ -55,6 +55,38 @@ export function workerCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
+      'with removeOnComplete deletes completed jobs and keeps failed ones',
+      async ({ lh, clock, engine }) => {
+        const [ok, bad] = await lh
+          .queue('once')
+          .enqueueMany([{ payload: 'ok' }, { payload: 'bad', options: { maxAttempts: 1 } }]);
+        const completed: number[] = [];
+        const worker = await startWorker(lh, {
+          queues: 'once',
+          removeOnComplete: true,
+          handler: async (job) => {
+            if (job.payload === 'bad') throw new Error('bad payload');
+            return 'result';
+          },
+        });
+        worker.events.on('job:completed', ({ job }) => completed.push(job.id));
+        try {
+          await pumpUntil(
+            clock,
+            'the completion and the dead letter',
+            async () =>
+              completed.length === 1 && (await engine.jobGet({ id: bad!.id }))?.status === 'dead',
+          );
+        } finally {
+          await worker.stop();
+        }
+        assert.deepEqual(completed, [ok!.id]);
+        assert.equal(await engine.jobGet({ id: ok!.id }), null, 'the completed job is gone');
+      },
+    );
+
+    conformanceCase(
+      h,
       'never runs more handlers at once than its concurrency',
       async ({ lh, clock }) => {
         await lh.queue('q').enqueueMany(Array.from({ length: 7 }, (_, i) => ({ payload: i })));
