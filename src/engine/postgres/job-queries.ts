@@ -93,6 +93,7 @@ const READY_OR_PARTITION_FREED =
 
 export interface JobQueries {
   JobEnqueue: string;
+  JobEnqueueUnkeyed: string;
   JobNotify: string;
   JobClaimBatch: string;
   JobRenewLeases: string;
@@ -155,6 +156,27 @@ export function jobQueries(s: string): JobQueries {
         SELECT e.o, false AS created, ${jobColumns('e')} FROM existing e
       ) r, notified
       ORDER BY r.o, r.created DESC`,
+
+    // JobEnqueue for a batch in which no job has a key: nothing can conflict, so a plain INSERT
+    // (no speculative insertion, no lookup of existing jobs). Same parameters. The identity
+    // draws ids in the order the rows are inserted, which is input order, so the answer, in id
+    // order, is in input order too.
+    JobEnqueueUnkeyed: `${CLOCK('$2')},
+      inserted AS (
+        INSERT INTO ${s}.jobs AS j (queue, type, payload, headers, partition_key, priority,
+          max_attempts, available_at, created_at, updated_at)
+        SELECT i.queue, i.type, i.payload, coalesce(i.headers, '{}'::jsonb),
+          i.partition_key, coalesce(i.priority, 0), i.max_attempts,
+          coalesce(i.run_at, clock.now + greatest(coalesce(i.delay_ms, 0), 0) ${MS}),
+          clock.now, clock.now
+        FROM jsonb_to_recordset($1::jsonb) AS i(o integer, queue text, type text,
+          payload jsonb, headers jsonb, partition_key text, priority integer, run_at timestamptz,
+          delay_ms float8, max_attempts integer), clock
+        ORDER BY i.o
+        RETURNING ${cols}
+      ),
+      ${notified('$3', 'inserted', '$3::text IS NOT NULL')}
+      SELECT n.* FROM inserted n, notified ORDER BY n.id`,
 
     // $1 notify channel, $2 queues text[] (distinct): the coalesced notification of enqueues
     // that committed without one.

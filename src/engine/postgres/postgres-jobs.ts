@@ -88,9 +88,10 @@ export class PostgresJobs implements JobOperations {
       leaderOf.push(i);
       unresolved.push(i);
     });
-    const answers = new Map<number, EnqueueOutcome>();
     // Beside another enqueue, commit without NOTIFY and notify after (notify-coalescer.ts).
     const coalesce = !p.tx && this.enqueuesInFlight > 0;
+    if (firstByKey.size === 0) return this.enqueueUnkeyed(p, coalesce);
+    const answers = new Map<number, EnqueueOutcome>();
     const created = new Set<string>();
     if (!p.tx) this.enqueuesInFlight++;
     try {
@@ -125,6 +126,29 @@ export class PostgresJobs implements JobOperations {
       const answer = answers.get(leader)!;
       return leader === i ? answer : { job: answer.job, created: false };
     });
+  }
+
+  /** No job has a key: one plain INSERT, every job created. */
+  private async enqueueUnkeyed(p: JobEnqueueParams, coalesce: boolean): Promise<EnqueueOutcome[]> {
+    if (!p.tx) this.enqueuesInFlight++;
+    let rows: JobRow[] = [];
+    try {
+      rows = await this.ctx.query<JobRow>(
+        'JobEnqueueUnkeyed',
+        this.sql.JobEnqueueUnkeyed,
+        [
+          JSON.stringify(p.jobs.map((spec, i) => specJson(i, spec))),
+          this.ctx.pinnedNow(),
+          coalesce ? null : this.ctx.notifyChannel,
+        ],
+        p.tx,
+      );
+    } finally {
+      if (!p.tx) this.enqueuesInFlight--;
+      if (coalesce && rows.length > 0)
+        this.notifications.announce(new Set(rows.map((r) => r.queue)));
+    }
+    return rows.map((row) => ({ job: mapJob(row), created: true }));
   }
 
   async jobClaimBatch(p: JobClaimParams): Promise<Job[]> {
