@@ -51,6 +51,14 @@ export function requireSafeInteger(field: string, value: unknown, min = 0): numb
   return value;
 }
 
+/** An optional boolean option: `fallback` when absent, a typed error for anything but a boolean. */
+export function optionalBoolean(field: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean')
+    throw new InvalidArgumentError(field, `must be true or false, got ${typeName(value)}`);
+  return value;
+}
+
 export type JsonObject = { [key: string]: unknown };
 
 /** A plain JSON object of bounded size (lease metadata, job headers). */

@@ -25,7 +25,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import { HeldLease, type HeldLeaseCallbacks, type LeaseTermStore } from '../core/held-lease.js';
 import { trustTiming, type TrustTiming } from '../core/trust.js';
 import type { FencingToken, Lease } from '../core/types.js';
-import { LIMITS, requireName } from '../core/validate.js';
+import { LIMITS, optionalBoolean, requireName } from '../core/validate.js';
 import type { Engine } from '../engine/engine.js';
 import type { LeaseLockAcquireParams } from '../engine/locks.js';
 import { defaultHolderId } from '../runtime/identity.js';
@@ -76,9 +76,7 @@ export function leaseLockSettings(options: LeaseLockOptions): LeaseLockSettings 
   if (typeof options !== 'object' || options === null)
     throw new InvalidArgumentError('options', 'must be an object with at least a ttl');
   const ttlMs = toMilliseconds('ttl', options.ttl, { min: LIMITS.ttlMinMs, max: LIMITS.ttlMaxMs });
-  const autoRenew = options.autoRenew ?? true;
-  if (typeof autoRenew !== 'boolean')
-    throw new InvalidArgumentError('autoRenew', 'must be true or false');
+  const autoRenew = optionalBoolean('autoRenew', options.autoRenew, true);
   if (!autoRenew && options.renewEvery !== undefined)
     throw new InvalidArgumentError('renewEvery', 'only applies with autoRenew: true');
   const renewing = trustTiming(ttlMs, options.renewEvery, options.margin);

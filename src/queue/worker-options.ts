@@ -9,7 +9,7 @@ import { toMilliseconds, typeName, type Duration } from '../core/duration.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Job } from '../core/types.js';
 import { trustTiming } from '../core/trust.js';
-import { LIMITS, requireName, requireSafeInteger } from '../core/validate.js';
+import { LIMITS, optionalBoolean, requireName, requireSafeInteger } from '../core/validate.js';
 import type { CallerTransaction } from '../engine/engine.js';
 import type { Logger } from '../runtime/logger.js';
 
@@ -140,11 +140,4 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     notifications: optionalBoolean('notifications', o.notifications, true),
     heartbeatEveryMs: toMilliseconds('heartbeatEvery', o.heartbeatEvery ?? 5_000, { min: 10 }),
   };
-}
-
-function optionalBoolean(field: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean')
-    throw new InvalidArgumentError(field, `must be true or false, got ${typeName(value)}`);
-  return value;
 }

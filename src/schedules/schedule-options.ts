@@ -20,7 +20,7 @@
 import type { Clock } from '../core/clock.js';
 import { formatDuration, toMilliseconds, type Duration } from '../core/duration.js';
 import { InvalidArgumentError } from '../core/errors.js';
-import { LIMITS, requireName, requireOneOf } from '../core/validate.js';
+import { LIMITS, optionalBoolean, requireName, requireOneOf } from '../core/validate.js';
 import { Election } from '../locks/elector.js';
 import type { ElectionTiming } from '../locks/elector-options.js';
 import type { Logger } from '../runtime/logger.js';
@@ -127,8 +127,7 @@ export function resolveScheduleOptions(
       );
   }
 
-  if (options.catchUp !== undefined && typeof options.catchUp !== 'boolean')
-    throw new InvalidArgumentError('catchUp', 'must be true or false');
+  const catchUp = optionalBoolean('catchUp', options.catchUp, false);
   if (options.onError !== undefined && typeof options.onError !== 'function')
     throw new InvalidArgumentError('onError', 'must be a function');
   if (options.election !== undefined) {
@@ -149,7 +148,7 @@ export function resolveScheduleOptions(
     series,
     lockAtLeastMs,
     lockAtMostMs,
-    catchUp: options.catchUp ?? false,
+    catchUp,
     election: options.election,
   };
 }

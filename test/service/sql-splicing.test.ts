@@ -41,6 +41,9 @@ const ALLOWED_NAMES = new Set([
   'ERRORS_KEPT',
   'JOBS_TOPIC',
   'READY_OR_PARTITION_FREED',
+  'ENQUEUE_INPUT',
+  'ENQUEUE_COLUMNS',
+  'ENQUEUE_VALUES',
   'liveSameHolder',
   'predicate',
   // helper parameters

@@ -91,6 +91,18 @@ const FINAL = "('completed', 'dead', 'cancelled')";
 const READY_OR_PARTITION_FREED =
   "(status = 'pending' AND ready) OR (status = 'dead' AND partition_key IS NOT NULL)";
 
+/** The enqueue input, `$1`: a jsonb array of specJson objects (postgres-enqueue.ts) as rows `i`. */
+const ENQUEUE_INPUT = `jsonb_to_recordset($1::jsonb) AS i(o integer, queue text, type text, key text,
+  payload jsonb, headers jsonb, partition_key text, priority integer, run_at timestamptz,
+  delay_ms float8, max_attempts integer)`;
+
+/** The columns an enqueue writes, and their values from an input row `i` and `clock`. */
+const ENQUEUE_COLUMNS = `queue, type, key, payload, headers, partition_key, priority, max_attempts,
+  available_at, created_at, updated_at`;
+const ENQUEUE_VALUES = `i.queue, i.type, i.key, i.payload, coalesce(i.headers, '{}'::jsonb),
+  i.partition_key, coalesce(i.priority, 0), i.max_attempts,
+  coalesce(i.run_at, clock.now + greatest(coalesce(i.delay_ms, 0), 0) ${MS}), clock.now, clock.now`;
+
 export interface JobQueries {
   JobEnqueue: string;
   JobEnqueueUnkeyed: string;
@@ -122,24 +134,14 @@ export function jobQueries(s: string): JobQueries {
     // answer row maps back to its input exactly. A conflicting key wastes its id, harmlessly.
     // `existing` finds the live job a conflicting key met, in the statement's snapshot; a job
     // committed by a concurrent enqueue after that snapshot is invisible to it, and the caller
-    // asks again for those keys (postgres-jobs.ts).
+    // asks again for those keys (postgres-enqueue.ts).
     JobEnqueue: `${CLOCK('$2')},
       input AS MATERIALIZED (
-        SELECT nextval('${s}.jobs_id_seq') AS id, i.*
-        FROM jsonb_to_recordset($1::jsonb) AS i(o integer, queue text, type text, key text,
-          payload jsonb, headers jsonb, partition_key text, priority integer, run_at timestamptz,
-          delay_ms float8, max_attempts integer)
-        ORDER BY i.o
+        SELECT nextval('${s}.jobs_id_seq') AS id, i.* FROM ${ENQUEUE_INPUT} ORDER BY i.o
       ),
       inserted AS (
-        INSERT INTO ${s}.jobs AS j (id, queue, type, key, payload, headers, partition_key, priority,
-          max_attempts, available_at, created_at, updated_at)
-        OVERRIDING SYSTEM VALUE
-        SELECT i.id, i.queue, i.type, i.key, i.payload, coalesce(i.headers, '{}'::jsonb),
-          i.partition_key, coalesce(i.priority, 0), i.max_attempts,
-          coalesce(i.run_at, clock.now + greatest(coalesce(i.delay_ms, 0), 0) ${MS}),
-          clock.now, clock.now
-        FROM input i, clock
+        INSERT INTO ${s}.jobs AS j (id, ${ENQUEUE_COLUMNS}) OVERRIDING SYSTEM VALUE
+        SELECT i.id, ${ENQUEUE_VALUES} FROM input i, clock
         ORDER BY i.id
         ON CONFLICT (queue, key) WHERE key IS NOT NULL AND status IN ${LIVE} DO NOTHING
         RETURNING ${cols}
@@ -163,15 +165,8 @@ export function jobQueries(s: string): JobQueries {
     // order, is in input order too.
     JobEnqueueUnkeyed: `${CLOCK('$2')},
       inserted AS (
-        INSERT INTO ${s}.jobs AS j (queue, type, payload, headers, partition_key, priority,
-          max_attempts, available_at, created_at, updated_at)
-        SELECT i.queue, i.type, i.payload, coalesce(i.headers, '{}'::jsonb),
-          i.partition_key, coalesce(i.priority, 0), i.max_attempts,
-          coalesce(i.run_at, clock.now + greatest(coalesce(i.delay_ms, 0), 0) ${MS}),
-          clock.now, clock.now
-        FROM jsonb_to_recordset($1::jsonb) AS i(o integer, queue text, type text,
-          payload jsonb, headers jsonb, partition_key text, priority integer, run_at timestamptz,
-          delay_ms float8, max_attempts integer), clock
+        INSERT INTO ${s}.jobs AS j (${ENQUEUE_COLUMNS})
+        SELECT ${ENQUEUE_VALUES} FROM ${ENQUEUE_INPUT}, clock
         ORDER BY i.o
         RETURNING ${cols}
       ),

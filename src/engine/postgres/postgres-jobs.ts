@@ -1,8 +1,8 @@
 /**
  * The job family on PostgreSQL: each operation is one statement from job-queries, whatever the
  * batch size. This module only shapes parameters and answers: it deduplicates batch input,
- * keeps answers in input order, and handles the two races that a single statement under READ
- * COMMITTED cannot settle by itself (see jobEnqueue and jobClaimBatch).
+ * keeps answers in input order, and runs a claim again when it lost a partition race (see
+ * jobClaimBatch). Enqueue, with its dedup and notification coalescing, is postgres-enqueue.ts.
  */
 import { ConflictError, LeaseholdError } from '../../core/errors.js';
 import type { Job } from '../../core/types.js';
@@ -22,12 +22,11 @@ import type {
   JobRenewParams,
   JobRescueParams,
   JobRescueResult,
-  JobSpec,
 } from '../jobs.js';
 import type { PgContext } from './context.js';
 import { jobQueries, type JobQueries } from './job-queries.js';
 import { mapJob, type JobRow } from './job-rows.js';
-import { NotifyCoalescer } from './notify-coalescer.js';
+import { PostgresEnqueue } from './postgres-enqueue.js';
 import { toSafeInteger } from './rows.js';
 
 /** The error recorded when the rescuer takes a job back from a silent worker. */
@@ -40,115 +39,22 @@ const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
  */
 const CLAIM_RUNS = 3;
 
-/** How often enqueue asks again for keys whose live job a concurrent enqueue committed. */
-const ENQUEUE_RUNS = 3;
-
-type EnqueueRow = JobRow & { o: number; created: boolean };
-
 export class PostgresJobs implements JobOperations {
   private readonly sql: JobQueries;
-  /** Enqueues in flight outside a caller's transaction: more than one, and they coalesce. */
-  private enqueuesInFlight = 0;
-  private readonly notifications: NotifyCoalescer;
+  private readonly enqueue: PostgresEnqueue;
 
   constructor(private readonly ctx: PgContext) {
     this.sql = jobQueries(ctx.quotedSchema);
-    this.notifications = new NotifyCoalescer(
-      async (queues) => {
-        await this.ctx.query('JobNotify', this.sql.JobNotify, [this.ctx.notifyChannel, queues]);
-      },
-      () => {}, // a hint lost: the workers' polling finds the jobs
-    );
+    this.enqueue = new PostgresEnqueue(ctx, this.sql);
   }
 
   /** Sends the notifications still owed; the engine calls it before closing. */
   flushNotifications(): Promise<void> {
-    return this.notifications.drain();
+    return this.enqueue.flushNotifications();
   }
 
-  /**
-   * Only the first spec of each (queue, key) is sent; later ones share its answer with
-   * `created: false`. A key whose conflicting job was committed by a concurrent enqueue after
-   * the statement's snapshot gets no row back (DO NOTHING returns nothing, and the snapshot
-   * cannot see that job); such specs are sent again, and a fresh snapshot finds the job.
-   */
-  async jobEnqueue(p: JobEnqueueParams): Promise<EnqueueOutcome[]> {
-    if (p.jobs.length === 0) return this.nothing([]);
-    const leaderOf: number[] = [];
-    const firstByKey = new Map<string, number>();
-    let unresolved: number[] = [];
-    p.jobs.forEach((spec, i) => {
-      const k = spec.key == null ? undefined : JSON.stringify([spec.queue, spec.key]);
-      const first = k === undefined ? undefined : firstByKey.get(k);
-      if (first !== undefined) {
-        leaderOf.push(first);
-        return;
-      }
-      if (k !== undefined) firstByKey.set(k, i);
-      leaderOf.push(i);
-      unresolved.push(i);
-    });
-    // Beside another enqueue, commit without NOTIFY and notify after (notify-coalescer.ts).
-    const coalesce = !p.tx && this.enqueuesInFlight > 0;
-    if (firstByKey.size === 0) return this.enqueueUnkeyed(p, coalesce);
-    const answers = new Map<number, EnqueueOutcome>();
-    const created = new Set<string>();
-    if (!p.tx) this.enqueuesInFlight++;
-    try {
-      for (let run = 0; unresolved.length > 0 && run < ENQUEUE_RUNS; run++) {
-        const input = unresolved.map((i) => specJson(i, p.jobs[i]!));
-        const rows = await this.ctx.query<EnqueueRow>(
-          'JobEnqueue',
-          this.sql.JobEnqueue,
-          [JSON.stringify(input), this.ctx.pinnedNow(), coalesce ? null : this.ctx.notifyChannel],
-          p.tx,
-        );
-        // Rows come ordered by ordinal, a created row first: the first row of an ordinal wins.
-        for (const row of rows) {
-          if (row.created) created.add(row.queue);
-          if (!answers.has(row.o)) answers.set(row.o, { job: mapJob(row), created: row.created });
-        }
-        unresolved = unresolved.filter((i) => !answers.has(i));
-      }
-    } finally {
-      if (!p.tx) this.enqueuesInFlight--;
-      // Also after a failed retry run: the rows of the runs before it are committed.
-      if (coalesce) this.notifications.announce(created);
-    }
-    if (unresolved.length > 0) {
-      const spec = p.jobs[unresolved[0]!]!;
-      throw new ConflictError(
-        `the live job of queue "${spec.queue}" with key "${spec.key}" kept changing during enqueue; retry`,
-        { queue: spec.queue, key: spec.key },
-      );
-    }
-    return leaderOf.map((leader, i) => {
-      const answer = answers.get(leader)!;
-      return leader === i ? answer : { job: answer.job, created: false };
-    });
-  }
-
-  /** No job has a key: one plain INSERT, every job created. */
-  private async enqueueUnkeyed(p: JobEnqueueParams, coalesce: boolean): Promise<EnqueueOutcome[]> {
-    if (!p.tx) this.enqueuesInFlight++;
-    let rows: JobRow[] = [];
-    try {
-      rows = await this.ctx.query<JobRow>(
-        'JobEnqueueUnkeyed',
-        this.sql.JobEnqueueUnkeyed,
-        [
-          JSON.stringify(p.jobs.map((spec, i) => specJson(i, spec))),
-          this.ctx.pinnedNow(),
-          coalesce ? null : this.ctx.notifyChannel,
-        ],
-        p.tx,
-      );
-    } finally {
-      if (!p.tx) this.enqueuesInFlight--;
-      if (coalesce && rows.length > 0)
-        this.notifications.announce(new Set(rows.map((r) => r.queue)));
-    }
-    return rows.map((row) => ({ job: mapJob(row), created: true }));
+  jobEnqueue(p: JobEnqueueParams): Promise<EnqueueOutcome[]> {
+    return this.enqueue.jobEnqueue(p);
   }
 
   async jobClaimBatch(p: JobClaimParams): Promise<Job[]> {
@@ -195,41 +101,32 @@ export class PostgresJobs implements JobOperations {
   async jobComplete(p: JobCompleteParams): Promise<number[]> {
     const refs = distinctRefs(p.jobs);
     if (refs.length === 0) return this.nothing([]);
-    if (p.remove === true) return this.completeRemoving(p, refs);
-    const rows = await this.ctx.query<{ id: string }>(
-      'JobComplete',
-      this.sql.JobComplete,
-      [
-        p.workerId,
-        refs.map((r) => r.ref.id),
-        refs.map((r) => r.ref.generation),
-        refs.map((r) => jsonText(r.ref.result)),
-        refs.map((r) => r.o),
-        this.ctx.pinnedNow(),
-        this.ctx.notifyChannel,
-      ],
-      p.tx,
-    );
-    return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
-  }
-
-  private async completeRemoving(
-    p: JobCompleteParams,
-    refs: readonly { ref: JobLeaseRef; o: number }[],
-  ): Promise<number[]> {
-    const rows = await this.ctx.query<{ id: string }>(
-      'JobCompleteRemove',
-      this.sql.JobCompleteRemove,
-      [
-        p.workerId,
-        refs.map((r) => r.ref.id),
-        refs.map((r) => r.ref.generation),
-        refs.map((r) => r.o),
-        this.ctx.pinnedNow(),
-        this.ctx.notifyChannel,
-      ],
-      p.tx,
-    );
+    const ids = refs.map((r) => r.ref.id);
+    const generations = refs.map((r) => r.ref.generation);
+    const ordinals = refs.map((r) => r.o);
+    const [now, channel] = [this.ctx.pinnedNow(), this.ctx.notifyChannel];
+    // A removed job's result is not kept, so it is not sent either.
+    const rows = p.remove
+      ? await this.ctx.query<{ id: string }>(
+          'JobCompleteRemove',
+          this.sql.JobCompleteRemove,
+          [p.workerId, ids, generations, ordinals, now, channel],
+          p.tx,
+        )
+      : await this.ctx.query<{ id: string }>(
+          'JobComplete',
+          this.sql.JobComplete,
+          [
+            p.workerId,
+            ids,
+            generations,
+            refs.map((r) => jsonText(r.ref.result)),
+            ordinals,
+            now,
+            channel,
+          ],
+          p.tx,
+        );
     return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
   }
 
@@ -372,24 +269,6 @@ export class PostgresJobs implements JobOperations {
     const rows = await this.ctx.query<JobRow>(name, text, values);
     return rows[0] ? mapJob(rows[0]) : null;
   }
-}
-
-/** One element of the JobEnqueue input (the jsonb_to_recordset columns). */
-function specJson(o: number, spec: JobSpec): Record<string, unknown> {
-  return {
-    o,
-    queue: spec.queue,
-    type: spec.type ?? null,
-    key: spec.key ?? null,
-    // Through JSON as jsonb stores it: undefined becomes null, a Date its ISO string.
-    payload: spec.payload ?? null,
-    headers: spec.headers ?? {},
-    partition_key: spec.partitionKey ?? null,
-    priority: spec.priority ?? 0,
-    run_at: spec.runAt ? spec.runAt.toISOString() : null,
-    delay_ms: spec.delayMs ?? 0,
-    max_attempts: spec.maxAttempts,
-  };
 }
 
 /** A JSON value as text for a jsonb[] parameter; undefined (and functions) become null. */

@@ -1,0 +1,151 @@
+/**
+ * Enqueue on PostgreSQL: one statement per call (`JobEnqueueUnkeyed` when no job has a key,
+ * `JobEnqueue` with its dedup otherwise), the race a dedup key can lose against a concurrent
+ * enqueue, and the coalescing of notifications between overlapping enqueues (decision 0203).
+ */
+import { ConflictError } from '../../core/errors.js';
+import type { CallerTransaction } from '../engine.js';
+import type { EnqueueOutcome, JobEnqueueParams, JobSpec } from '../jobs.js';
+import type { PgContext } from './context.js';
+import type { JobQueries } from './job-queries.js';
+import { mapJob, type JobRow } from './job-rows.js';
+import { NotifyCoalescer } from './notify-coalescer.js';
+
+/** How often enqueue asks again for keys whose live job a concurrent enqueue committed. */
+const ENQUEUE_RUNS = 3;
+
+type EnqueueRow = JobRow & { o: number; created: boolean };
+
+export class PostgresEnqueue {
+  /** Enqueues in flight outside a caller's transaction: more than one, and they coalesce. */
+  private enqueuesInFlight = 0;
+  private readonly notifications: NotifyCoalescer;
+
+  constructor(
+    private readonly ctx: PgContext,
+    private readonly sql: JobQueries,
+  ) {
+    this.notifications = new NotifyCoalescer(
+      async (queues) => {
+        await this.ctx.query('JobNotify', this.sql.JobNotify, [this.ctx.notifyChannel, queues]);
+      },
+      () => {}, // a hint lost: the workers' polling finds the jobs
+    );
+  }
+
+  /** Sends the notifications still owed. */
+  flushNotifications(): Promise<void> {
+    return this.notifications.drain();
+  }
+
+  /**
+   * Only the first spec of each (queue, key) is sent; later ones share its answer with
+   * `created: false`. A key whose conflicting job was committed by a concurrent enqueue after
+   * the statement's snapshot gets no row back (DO NOTHING returns nothing, and the snapshot
+   * cannot see that job); such specs are sent again, and a fresh snapshot finds the job.
+   */
+  async jobEnqueue(p: JobEnqueueParams): Promise<EnqueueOutcome[]> {
+    if (p.jobs.length === 0) {
+      this.ctx.assertOpen(); // a closed engine still refuses the call
+      return [];
+    }
+    if (p.jobs.every((spec) => spec.key == null)) return this.enqueueUnkeyed(p);
+    const leaderOf: number[] = [];
+    const firstByKey = new Map<string, number>();
+    let unresolved: number[] = [];
+    p.jobs.forEach((spec, i) => {
+      const k = spec.key == null ? undefined : JSON.stringify([spec.queue, spec.key]);
+      const first = k === undefined ? undefined : firstByKey.get(k);
+      if (first !== undefined) {
+        leaderOf.push(first);
+        return;
+      }
+      if (k !== undefined) firstByKey.set(k, i);
+      leaderOf.push(i);
+      unresolved.push(i);
+    });
+    const answers = new Map<number, EnqueueOutcome>();
+    await this.announcing(p.tx, async (channel, created) => {
+      for (let run = 0; unresolved.length > 0 && run < ENQUEUE_RUNS; run++) {
+        const input = unresolved.map((i) => specJson(i, p.jobs[i]!));
+        const rows = await this.ctx.query<EnqueueRow>(
+          'JobEnqueue',
+          this.sql.JobEnqueue,
+          [JSON.stringify(input), this.ctx.pinnedNow(), channel],
+          p.tx,
+        );
+        // Rows come ordered by ordinal, a created row first: the first row of an ordinal wins.
+        for (const row of rows) {
+          if (row.created) created.add(row.queue);
+          if (!answers.has(row.o)) answers.set(row.o, { job: mapJob(row), created: row.created });
+        }
+        unresolved = unresolved.filter((i) => !answers.has(i));
+      }
+    });
+    if (unresolved.length > 0) {
+      const spec = p.jobs[unresolved[0]!]!;
+      throw new ConflictError(
+        `the live job of queue "${spec.queue}" with key "${spec.key}" kept changing during enqueue; retry`,
+        { queue: spec.queue, key: spec.key },
+      );
+    }
+    return leaderOf.map((leader, i) => {
+      const answer = answers.get(leader)!;
+      return leader === i ? answer : { job: answer.job, created: false };
+    });
+  }
+
+  /** No job has a key: one plain INSERT, every job created. */
+  private async enqueueUnkeyed(p: JobEnqueueParams): Promise<EnqueueOutcome[]> {
+    const rows = await this.announcing(p.tx, async (channel, created) => {
+      const inserted = await this.ctx.query<JobRow>(
+        'JobEnqueueUnkeyed',
+        this.sql.JobEnqueueUnkeyed,
+        [JSON.stringify(p.jobs.map((spec, i) => specJson(i, spec))), this.ctx.pinnedNow(), channel],
+        p.tx,
+      );
+      for (const row of inserted) created.add(row.queue);
+      return inserted;
+    });
+    return rows.map((row) => ({ job: mapJob(row), created: true }));
+  }
+
+  /**
+   * Runs an enqueue's statements with the notify channel they should use. Beside another enqueue
+   * (outside a caller's transaction) that is none: they commit without NOTIFY, and the queues
+   * they add to `created` are announced after (notify-coalescer.ts), also after a failed
+   * statement, since the statements before it are committed.
+   */
+  private async announcing<T>(
+    tx: CallerTransaction | undefined,
+    run: (channel: string | null, created: Set<string>) => Promise<T>,
+  ): Promise<T> {
+    const coalesce = !tx && this.enqueuesInFlight > 0;
+    const created = new Set<string>();
+    if (!tx) this.enqueuesInFlight++;
+    try {
+      return await run(coalesce ? null : this.ctx.notifyChannel, created);
+    } finally {
+      if (!tx) this.enqueuesInFlight--;
+      if (coalesce) this.notifications.announce(created);
+    }
+  }
+}
+
+/** One element of the JobEnqueue input (the jsonb_to_recordset columns). */
+function specJson(o: number, spec: JobSpec): Record<string, unknown> {
+  return {
+    o,
+    queue: spec.queue,
+    type: spec.type ?? null,
+    key: spec.key ?? null,
+    // Through JSON as jsonb stores it: undefined becomes null, a Date its ISO string.
+    payload: spec.payload ?? null,
+    headers: spec.headers ?? {},
+    partition_key: spec.partitionKey ?? null,
+    priority: spec.priority ?? 0,
+    run_at: spec.runAt ? spec.runAt.toISOString() : null,
+    delay_ms: spec.delayMs ?? 0,
+    max_attempts: spec.maxAttempts,
+  };
+}
