@@ -95,6 +95,16 @@ export interface LeaseOperations {
   /** Ends a live lease held by `holder` with `token`; null when it was no longer theirs. */
   leaseRelease(params: LeaseReleaseParams): Promise<Lease | null>;
   leaseReleaseById(params: LeaseReleaseByIdParams): Promise<Lease | null>;
+  /**
+   * The three calls above for many leases at once (the service coalesces concurrent requests
+   * into these): results in input order, each exactly what its single call would have answered
+   * had the calls run one after another in that order. A resource may appear more than once;
+   * an empty list answers an empty list. Not atomic as a whole: each item commits or fails on
+   * its own terms, and a failure of the statement itself rejects the whole call.
+   */
+  leaseAcquireMany(params: readonly LeaseAcquireParams[]): Promise<LeaseAcquireResult[]>;
+  leaseRenewMany(params: readonly LeaseRenewParams[]): Promise<(Lease | null)[]>;
+  leaseReleaseMany(params: readonly LeaseReleaseParams[]): Promise<(Lease | null)[]>;
   leaseGet(params: { resource: string }): Promise<Lease | null>;
   leaseGetById(params: { id: number }): Promise<Lease | null>;
   leaseList(params: LeaseListParams): Promise<Lease[]>;

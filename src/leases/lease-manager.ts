@@ -166,7 +166,8 @@ export class LeaseManager {
   }
 }
 
-function validateAcquire(resource: string, options: AcquireOptions) {
+/** The engine's parameters for an acquire, or an InvalidArgumentError (the service uses it too). */
+export function validateAcquire(resource: string, options: AcquireOptions) {
   if (typeof options !== 'object' || options === null)
     throw new InvalidArgumentError('options', 'must be an object');
   const params = {

@@ -1,6 +1,7 @@
 // Every conformance case family, in one list, so no engine can miss one.
 import type { EngineHarness } from './harness.js';
 import { jobEngineCases } from './engine/jobs.cases.js';
+import { leaseBatchEngineCases } from './engine/lease-batches.cases.js';
 import { leaseEngineCases } from './engine/leases.cases.js';
 import { lockEngineCases } from './engine/locks.cases.js';
 import { notificationEngineCases } from './engine/notifications.cases.js';
@@ -16,6 +17,7 @@ import { workerCases } from './toolkit/worker.cases.js';
 export function defineAllCases(h: EngineHarness): void {
   // engine level: one operation family at a time
   leaseEngineCases(h);
+  leaseBatchEngineCases(h);
   notificationEngineCases(h);
   lockEngineCases(h);
   jobEngineCases(h);

@@ -64,6 +64,11 @@ export class MemoryEngine implements Engine {
   leaseRelease: Engine['leaseRelease'] = async (p) => this.open(this.leases).leaseRelease(p);
   leaseReleaseById: Engine['leaseReleaseById'] = async (p) =>
     this.open(this.leases).leaseReleaseById(p);
+  leaseAcquireMany: Engine['leaseAcquireMany'] = async (p) =>
+    this.open(this.leases).leaseAcquireMany(p);
+  leaseRenewMany: Engine['leaseRenewMany'] = async (p) => this.open(this.leases).leaseRenewMany(p);
+  leaseReleaseMany: Engine['leaseReleaseMany'] = async (p) =>
+    this.open(this.leases).leaseReleaseMany(p);
   leaseGet: Engine['leaseGet'] = async (p) => this.open(this.leases).leaseGet(p);
   leaseGetById: Engine['leaseGetById'] = async (p) => this.open(this.leases).leaseGetById(p);
   leaseList: Engine['leaseList'] = async (p) => this.open(this.leases).leaseList(p);

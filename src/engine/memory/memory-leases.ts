@@ -108,6 +108,20 @@ export class MemoryLeases implements LeaseOperations {
     return this.markReleased(existing, now);
   }
 
+  // The many-lease calls are the single calls in input order: each runs to completion before
+  // the next starts, which is the contract's "as if one after another".
+  async leaseAcquireMany(ps: readonly LeaseAcquireParams[]): Promise<LeaseAcquireResult[]> {
+    return inOrder(ps, (p) => this.leaseAcquire(p));
+  }
+
+  async leaseRenewMany(ps: readonly LeaseRenewParams[]): Promise<(Lease | null)[]> {
+    return inOrder(ps, (p) => this.leaseRenew(p));
+  }
+
+  async leaseReleaseMany(ps: readonly LeaseReleaseParams[]): Promise<(Lease | null)[]> {
+    return inOrder(ps, (p) => this.leaseRelease(p));
+  }
+
   async leaseGet(p: { resource: string }): Promise<Lease | null> {
     const existing = this.byResource.get(p.resource);
     return existing ? view(existing, this.now()) : null;
@@ -154,6 +168,12 @@ export class MemoryLeases implements LeaseOperations {
     for (const r of this.byResource.values()) if (r.id === id) return r;
     return undefined;
   }
+}
+
+async function inOrder<P, R>(ps: readonly P[], one: (p: P) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (const p of ps) results.push(await one(p));
+  return results;
 }
 
 function isLive(r: LeaseRecord, now: Date): boolean {

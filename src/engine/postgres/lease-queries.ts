@@ -24,6 +24,9 @@ export interface LeaseQueries {
   LeaseRenew: string;
   LeaseRelease: string;
   LeaseReleaseById: string;
+  LeaseAcquireMany: string;
+  LeaseRenewMany: string;
+  LeaseReleaseMany: string;
   LeaseGet: string;
   LeaseGetById: string;
   LeaseList: Record<LeaseListFilter, string>;
@@ -36,6 +39,17 @@ const LIST_PREDICATES: Record<LeaseListFilter, string> = {
   renewed: 'l.renew_count > 0',
   released: 'l.released_at IS NOT NULL',
 };
+
+const renewSet = (ttl: string): string =>
+  `renewed_at = clock.now, renew_count = l.renew_count + 1, ttl_ms = ${ttl},
+        expires_at = clock.now + ${ttl} * interval '1 millisecond'`;
+
+const RELEASE_SET = 'released_at = clock.now, expires_at = least(l.expires_at, clock.now)';
+
+/** Held live by `holder`, with `token` unless it is null (seed-000 clients that never saw one). */
+const ownedLive = (holder: string, token: string): string =>
+  `l.holder = ${holder} AND (${token} IS NULL OR l.token = ${token})
+        AND l.released_at IS NULL AND l.expires_at > clock.now`;
 
 export function leaseQueries(s: string): LeaseQueries {
   // The current holder re-acquiring its own live lease: extend it and keep the token, so a
@@ -52,17 +66,7 @@ export function leaseQueries(s: string): LeaseQueries {
       WHERE ${predicate} AND ($3::text IS NULL OR starts_with(l.resource, $3::text))
       ORDER BY l.id LIMIT $1 OFFSET $2`;
   }
-  return {
-    // $1 resource, $2 holder, $3 ttl_ms, $4 metadata, $5 now
-    // A new term starts no earlier than the release it follows: now() is the transaction's
-    // start, so an acquire that waited on the row lock of a concurrent release began before that
-    // release's released_at and would otherwise appear to overlap it by the wait. (No SQL
-    // comments inside statements: the benchmark runs them through pgbench on one line.)
-    LeaseAcquire: `${CLOCK('$5')}
-      INSERT INTO ${s}.leases AS l (resource, holder, token, metadata, ttl_ms, created_at, acquired_at, expires_at)
-      SELECT $1, $2, 1, $4::jsonb, $3::integer, clock.now, clock.now, clock.now + $3::integer * interval '1 millisecond'
-      FROM clock
-      ON CONFLICT (resource) DO UPDATE SET
+  const acquireConflict = `ON CONFLICT (resource) DO UPDATE SET
         token       = CASE WHEN ${liveSameHolder} THEN l.token ELSE l.token + 1 END,
         acquired_at = CASE WHEN ${liveSameHolder} THEN l.acquired_at
                            ELSE greatest(excluded.acquired_at, l.released_at) END,
@@ -75,33 +79,66 @@ export function leaseQueries(s: string): LeaseQueries {
         expires_at  = excluded.expires_at
       WHERE l.released_at IS NOT NULL OR l.expires_at <= excluded.acquired_at OR l.holder = excluded.holder
       RETURNING ${LEASE_COLUMNS}, (SELECT now FROM clock) AS db_now,
-        ${STATE('(SELECT now FROM clock)')}`,
+        ${STATE('(SELECT now FROM clock)')}`;
+  const returning = `RETURNING ${LEASE_COLUMNS}, clock.now AS db_now, ${STATE('clock.now')}`;
+  return {
+    // $1 resource, $2 holder, $3 ttl_ms, $4 metadata, $5 now
+    // A new term starts no earlier than the release it follows: now() is the transaction's
+    // start, so an acquire that waited on the row lock of a concurrent release began before that
+    // release's released_at and would otherwise appear to overlap it by the wait. (No SQL
+    // comments inside statements: the benchmark runs them through pgbench on one line.)
+    LeaseAcquire: `${CLOCK('$5')}
+      INSERT INTO ${s}.leases AS l (resource, holder, token, metadata, ttl_ms, created_at, acquired_at, expires_at)
+      SELECT $1, $2, 1, $4::jsonb, $3::integer, clock.now, clock.now, clock.now + $3::integer * interval '1 millisecond'
+      FROM clock
+      ${acquireConflict}`,
 
     // $1 resource, $2 holder, $3 token (nullable), $4 ttl_ms, $5 now
     LeaseRenew: `${CLOCK('$5')}
-      UPDATE ${s}.leases AS l SET
-        renewed_at = clock.now, renew_count = l.renew_count + 1, ttl_ms = $4::integer,
-        expires_at = clock.now + $4::integer * interval '1 millisecond'
+      UPDATE ${s}.leases AS l SET ${renewSet('$4::integer')}
       FROM clock
-      WHERE l.resource = $1 AND l.holder = $2 AND ($3::bigint IS NULL OR l.token = $3::bigint)
-        AND l.released_at IS NULL AND l.expires_at > clock.now
-      RETURNING ${LEASE_COLUMNS}, clock.now AS db_now, ${STATE('clock.now')}`,
+      WHERE l.resource = $1 AND ${ownedLive('$2', '$3::bigint')}
+      ${returning}`,
 
     // $1 resource, $2 holder, $3 token (nullable), $4 now
     LeaseRelease: `${CLOCK('$4')}
-      UPDATE ${s}.leases AS l SET released_at = clock.now, expires_at = least(l.expires_at, clock.now)
+      UPDATE ${s}.leases AS l SET ${RELEASE_SET}
       FROM clock
-      WHERE l.resource = $1 AND l.holder = $2 AND ($3::bigint IS NULL OR l.token = $3::bigint)
-        AND l.released_at IS NULL AND l.expires_at > clock.now
-      RETURNING ${LEASE_COLUMNS}, clock.now AS db_now, ${STATE('clock.now')}`,
+      WHERE l.resource = $1 AND ${ownedLive('$2', '$3::bigint')}
+      ${returning}`,
+
+    // The many-lease statements: one row of parameters per lease, as parallel arrays, with
+    // distinct resources (postgres-leases.ts splits repeats into rounds and sorts each round by
+    // resource, so two batches lock their rows in the same order). Same guards as above.
+    // $1 resources, $2 holders, $3 ttl_ms, $4 metadata (JSON text, nullable), $5 now
+    LeaseAcquireMany: `${CLOCK('$5')}
+      INSERT INTO ${s}.leases AS l (resource, holder, token, metadata, ttl_ms, created_at, acquired_at, expires_at)
+      SELECT r.resource, r.holder, 1, r.metadata::jsonb, r.ttl_ms, clock.now, clock.now, clock.now + r.ttl_ms * interval '1 millisecond'
+      FROM clock, unnest($1::text[], $2::text[], $3::integer[], $4::text[]) WITH ORDINALITY AS r(resource, holder, ttl_ms, metadata, i)
+      ORDER BY r.i
+      ${acquireConflict}`,
+
+    // $1 resources, $2 holders, $3 tokens (elements nullable), $4 ttl_ms, $5 now
+    LeaseRenewMany: `${CLOCK('$5')}
+      UPDATE ${s}.leases AS l SET ${renewSet('r.ttl_ms')}
+      FROM clock, unnest($1::text[], $2::text[], $3::bigint[], $4::integer[]) AS r(resource, holder, token, ttl_ms)
+      WHERE l.resource = r.resource AND ${ownedLive('r.holder', 'r.token')}
+      ${returning}`,
+
+    // $1 resources, $2 holders, $3 tokens (elements nullable), $4 now
+    LeaseReleaseMany: `${CLOCK('$4')}
+      UPDATE ${s}.leases AS l SET ${RELEASE_SET}
+      FROM clock, unnest($1::text[], $2::text[], $3::bigint[]) AS r(resource, holder, token)
+      WHERE l.resource = r.resource AND ${ownedLive('r.holder', 'r.token')}
+      ${returning}`,
 
     // $1 id, $2 holder (nullable: administrator), $3 token (nullable), $4 now
     LeaseReleaseById: `${CLOCK('$4')}
-      UPDATE ${s}.leases AS l SET released_at = clock.now, expires_at = least(l.expires_at, clock.now)
+      UPDATE ${s}.leases AS l SET ${RELEASE_SET}
       FROM clock
       WHERE l.id = $1 AND ($2::text IS NULL OR l.holder = $2::text) AND ($3::bigint IS NULL OR l.token = $3::bigint)
         AND l.released_at IS NULL AND l.expires_at > clock.now
-      RETURNING ${LEASE_COLUMNS}, clock.now AS db_now, ${STATE('clock.now')}`,
+      ${returning}`,
 
     // $1 resource, $2 now
     LeaseGet: `${CLOCK('$2')}

@@ -169,6 +169,9 @@ export class PostgresEngine implements Engine {
   leaseRenew: Engine['leaseRenew'] = (p) => this.leases.leaseRenew(p);
   leaseRelease: Engine['leaseRelease'] = (p) => this.leases.leaseRelease(p);
   leaseReleaseById: Engine['leaseReleaseById'] = (p) => this.leases.leaseReleaseById(p);
+  leaseAcquireMany: Engine['leaseAcquireMany'] = (p) => this.leases.leaseAcquireMany(p);
+  leaseRenewMany: Engine['leaseRenewMany'] = (p) => this.leases.leaseRenewMany(p);
+  leaseReleaseMany: Engine['leaseReleaseMany'] = (p) => this.leases.leaseReleaseMany(p);
   leaseGet: Engine['leaseGet'] = (p) => this.leases.leaseGet(p);
   leaseGetById: Engine['leaseGetById'] = (p) => this.leases.leaseGetById(p);
   leaseList: Engine['leaseList'] = (p) => this.leases.leaseList(p);

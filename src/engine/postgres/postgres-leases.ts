@@ -10,9 +10,13 @@ import type {
 } from '../engine.js';
 import type { PgContext } from './context.js';
 import { leaseQueries, type LeaseQueries } from './lease-queries.js';
+import { inRounds } from './lease-rounds.js';
 import { mapLease, type LeaseRow } from './rows.js';
 
-/** The lease family on PostgreSQL: each operation is one statement from lease-queries. */
+/**
+ * The lease family on PostgreSQL: each operation is one statement from lease-queries (a
+ * many-lease call: one per round of distinct resources).
+ */
 export class PostgresLeases implements LeaseOperations {
   private readonly sql: LeaseQueries;
 
@@ -51,6 +55,50 @@ export class PostgresLeases implements LeaseOperations {
     ]);
   }
 
+  leaseAcquireMany(ps: readonly LeaseAcquireParams[]): Promise<LeaseAcquireResult[]> {
+    return inRounds(ps, async (round) => {
+      const leases = await this.byResource('LeaseAcquireMany', this.sql.LeaseAcquireMany, [
+        round.map((p) => p.resource),
+        round.map((p) => p.holder),
+        round.map((p) => p.ttlMs),
+        round.map((p) => (p.metadata == null ? null : JSON.stringify(p.metadata))),
+        this.ctx.pinnedNow(),
+      ]);
+      return Promise.all(
+        round.map(async (p): Promise<LeaseAcquireResult> => {
+          const lease = leases.get(p.resource);
+          if (lease) return { acquired: true, lease };
+          return { acquired: false, current: await this.leaseGet({ resource: p.resource }) };
+        }),
+      );
+    });
+  }
+
+  leaseRenewMany(ps: readonly LeaseRenewParams[]): Promise<(Lease | null)[]> {
+    return inRounds(ps, async (round) => {
+      const leases = await this.byResource('LeaseRenewMany', this.sql.LeaseRenewMany, [
+        round.map((p) => p.resource),
+        round.map((p) => p.holder),
+        round.map((p) => p.token ?? null),
+        round.map((p) => p.ttlMs),
+        this.ctx.pinnedNow(),
+      ]);
+      return round.map((p) => leases.get(p.resource) ?? null);
+    });
+  }
+
+  leaseReleaseMany(ps: readonly LeaseReleaseParams[]): Promise<(Lease | null)[]> {
+    return inRounds(ps, async (round) => {
+      const leases = await this.byResource('LeaseReleaseMany', this.sql.LeaseReleaseMany, [
+        round.map((p) => p.resource),
+        round.map((p) => p.holder),
+        round.map((p) => p.token ?? null),
+        this.ctx.pinnedNow(),
+      ]);
+      return round.map((p) => leases.get(p.resource) ?? null);
+    });
+  }
+
   leaseReleaseById(p: LeaseReleaseByIdParams): Promise<Lease | null> {
     return this.oneLease('LeaseReleaseById', this.sql.LeaseReleaseById, [
       p.id,
@@ -75,6 +123,16 @@ export class PostgresLeases implements LeaseOperations {
       [p.limit, p.offset, p.resourcePrefix ?? null, this.ctx.pinnedNow()],
     );
     return rows.map(mapLease);
+  }
+
+  /** The leases a many-lease statement returned, by resource (distinct within a round). */
+  private async byResource(
+    name: string,
+    text: string,
+    values: unknown[],
+  ): Promise<Map<string, Lease>> {
+    const rows = await this.ctx.query<LeaseRow>(name, text, values);
+    return new Map(rows.map((row) => [row.resource, mapLease(row)]));
   }
 
   private async oneLease(name: string, text: string, values: unknown[]): Promise<Lease | null> {

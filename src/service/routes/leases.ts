@@ -8,6 +8,13 @@ import { Type, type Static } from 'typebox';
 import type { LeaseholdError } from '../../core/errors.js';
 import { LeaseHeldError, LeaseLostError, NotFoundError } from '../../core/errors.js';
 import type { Lease, LeaseListFilter } from '../../core/types.js';
+import type {
+  LeaseAcquireParams,
+  LeaseReleaseParams,
+  LeaseRenewParams,
+} from '../../engine/engine.js';
+import { validateAcquire } from '../../leases/lease-manager.js';
+import { Coalescer } from '../coalescer.js';
 import { requireScope } from '../auth.js';
 import type { ServiceContext } from '../context.js';
 import { ErrorResponse, IdParams } from '../schemas/common.js';
@@ -27,6 +34,23 @@ const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 503
 
 export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const { lh, events } = ctx;
+  // Concurrent acquires, renews and releases from many clients share statements (coalescer.ts).
+  const byResource = (p: { resource: string }): string => p.resource;
+  const acquire = new Coalescer({
+    one: (p: LeaseAcquireParams) => lh.engine.leaseAcquire(p),
+    many: (ps) => lh.engine.leaseAcquireMany(ps),
+    key: byResource,
+  });
+  const renew = new Coalescer({
+    one: (p: LeaseRenewParams) => lh.engine.leaseRenew(p),
+    many: (ps) => lh.engine.leaseRenewMany(ps),
+    key: byResource,
+  });
+  const release = new Coalescer({
+    one: (p: LeaseReleaseParams) => lh.engine.leaseRelease(p),
+    many: (ps) => lh.engine.leaseReleaseMany(ps),
+    key: byResource,
+  });
 
   const list = (filter: LeaseListFilter, path: string, summary: string): void => {
     app.get<{ Querystring: Static<typeof LeaseListQuery> }>(path, {
@@ -66,11 +90,13 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     },
     handler: async (request, reply) => {
       const { resource, holder, ttlSeconds, metadata } = request.body;
-      const result = await lh.leases.tryAcquire(resource, {
-        holder,
-        ttl: Math.round((ttlSeconds ?? DEFAULT_TTL_SECONDS) * 1000),
-        ...(metadata === undefined ? {} : { metadata: metadata as Record<string, unknown> }),
-      });
+      const result = await acquire.run(
+        validateAcquire(resource, {
+          holder,
+          ttl: Math.round((ttlSeconds ?? DEFAULT_TTL_SECONDS) * 1000),
+          ...(metadata === undefined ? {} : { metadata: metadata as Record<string, unknown> }),
+        }),
+      );
       if (!result.acquired) {
         const current = result.current;
         events.emit('lease:refused', { resource, holder });
@@ -101,7 +127,7 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         ttlSeconds !== undefined
           ? Math.round(ttlSeconds * 1000)
           : ((await lh.leases.get(resource))?.ttlMs ?? DEFAULT_TTL_SECONDS * 1000);
-      const lease = await lh.engine.leaseRenew({
+      const lease = await renew.run({
         resource,
         holder,
         ttlMs,
@@ -123,7 +149,7 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     },
     handler: async (request) => {
       const { resource, holder, token } = request.body;
-      const lease = await lh.engine.leaseRelease({
+      const lease = await release.run({
         resource,
         holder,
         ...(token === undefined ? {} : { token }),

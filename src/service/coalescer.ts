@@ -1,0 +1,108 @@
+/**
+ * Concurrent requests of one kind become one statement. The HTTP service answers many clients
+ * at once, and each lease request alone is a tiny transaction whose round trip and commit cost
+ * more than its work; requests that arrive while earlier ones are being written wait for the
+ * next turn of the event loop and go to the database together (the engine's many-lease calls).
+ * Alone, a request goes at once on its own: coalescing adds no wait to an idle service.
+ *
+ * A list never holds two requests for the same key (resource), so it is one statement: it
+ * commits or fails as a whole. When it fails, each request is retried alone, so one bad
+ * request cannot fail its neighbours and every caller gets its own answer or error.
+ */
+export interface CoalescerOptions<P, R> {
+  /** One request alone. */
+  one: (params: P) => Promise<R>;
+  /** Many requests with distinct keys, answered in order. */
+  many: (params: readonly P[]) => Promise<R[]>;
+  /** Requests with the same key never share a list. */
+  key: (params: P) => string;
+  /** Largest list (default 100). */
+  maxBatch?: number;
+  /** Statements of this kind in flight at once; beyond, requests gather (default 2). */
+  maxInFlight?: number;
+}
+
+interface Pending<P, R> {
+  params: P;
+  resolve: (result: R) => void;
+  reject: (error: unknown) => void;
+}
+
+export class Coalescer<P, R> {
+  private waiting: Pending<P, R>[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+  private readonly maxBatch: number;
+  private readonly maxInFlight: number;
+
+  constructor(private readonly o: CoalescerOptions<P, R>) {
+    this.maxBatch = o.maxBatch ?? 100;
+    this.maxInFlight = o.maxInFlight ?? 2;
+  }
+
+  run(params: P): Promise<R> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ params, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Statements sent so far, and the requests they carried: for metrics and tests. */
+  readonly sent = { statements: 0, requests: 0 };
+
+  // setImmediate, not a microtask: requests read from other sockets in this same turn of the
+  // event loop join the list.
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.maxInFlight || this.waiting.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.dispatch();
+    });
+  }
+
+  private dispatch(): void {
+    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
+      const list = this.takeList();
+      this.inFlight++;
+      void this.send(list).finally(() => {
+        this.inFlight--;
+        this.schedule();
+      });
+    }
+  }
+
+  /** The oldest waiting requests with distinct keys, in arrival order; the rest keep waiting. */
+  private takeList(): Pending<P, R>[] {
+    const keys = new Set<string>();
+    const list: Pending<P, R>[] = [];
+    const rest: Pending<P, R>[] = [];
+    for (const pending of this.waiting) {
+      const key = this.o.key(pending.params);
+      if (list.length < this.maxBatch && !keys.has(key)) {
+        keys.add(key);
+        list.push(pending);
+      } else rest.push(pending);
+    }
+    this.waiting = rest;
+    return list;
+  }
+
+  private async send(list: Pending<P, R>[]): Promise<void> {
+    this.sent.statements++;
+    this.sent.requests += list.length;
+    if (list.length > 1) {
+      let results: R[] | undefined;
+      try {
+        results = await this.o.many(list.map((p) => p.params));
+      } catch {
+        // Retried one by one below: each caller gets its own answer or its own error.
+      }
+      if (results) {
+        list.forEach((p, i) => p.resolve(results[i]!));
+        return;
+      }
+    }
+    await Promise.all(list.map((p) => this.o.one(p.params).then(p.resolve, p.reject)));
+  }
+}
