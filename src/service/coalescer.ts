@@ -18,8 +18,13 @@ export interface CoalescerOptions<P, R> {
   key: (params: P) => string;
   /** Largest list (default 100). */
   maxBatch?: number;
-  /** Statements of this kind in flight at once; beyond, requests gather (default 2). */
+  /** Statements of this kind in flight at once; beyond, requests gather (default 1). */
   maxInFlight?: number;
+  /**
+   * A statement in flight longer than this (a row lock held by someone's transaction, say) no
+   * longer holds the others back: it stops counting toward maxInFlight (default 25 ms).
+   */
+  stallMs?: number;
 }
 
 interface Pending<P, R> {
@@ -34,10 +39,12 @@ export class Coalescer<P, R> {
   private scheduled = false;
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
+  private readonly stallMs: number;
 
   constructor(private readonly o: CoalescerOptions<P, R>) {
     this.maxBatch = o.maxBatch ?? 100;
-    this.maxInFlight = o.maxInFlight ?? 2;
+    this.maxInFlight = o.maxInFlight ?? 1;
+    this.stallMs = o.stallMs ?? 25;
   }
 
   run(params: P): Promise<R> {
@@ -65,10 +72,16 @@ export class Coalescer<P, R> {
     while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
       const list = this.takeList();
       this.inFlight++;
-      void this.send(list).finally(() => {
+      let counted = true;
+      const uncount = (): void => {
+        if (!counted) return;
+        counted = false;
+        clearTimeout(stalled);
         this.inFlight--;
         this.schedule();
-      });
+      };
+      const stalled = setTimeout(uncount, this.stallMs);
+      void this.send(list).finally(uncount);
     }
   }
 

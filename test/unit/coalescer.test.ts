@@ -72,6 +72,39 @@ describe('Coalescer', () => {
     assert.deepEqual(sent, [['a', 'b', 'c'], ['a'], ['b'], ['c']]);
   });
 
+  it(
+    'lets the others go when a statement stalls, so one row lock cannot hold every request back',
+    { timeout: 5_000 },
+    async () => {
+      let unblock: () => void = () => {};
+      const sent: string[][] = [];
+      const coalescer = new Coalescer<Req, string>({
+        one: async (r) => {
+          sent.push([r.key]);
+          if (r.key === 'locked') await new Promise<void>((resolve) => (unblock = resolve));
+          return r.key;
+        },
+        many: async (rs) => {
+          sent.push(rs.map((r) => r.key));
+          return rs.map((r) => r.key);
+        },
+        key: (r) => r.key,
+        maxInFlight: 1,
+        stallMs: 20,
+      });
+      const locked = coalescer.run({ key: 'locked', n: 0 });
+      await new Promise((resolve) => setImmediate(resolve));
+      const others = await Promise.all([
+        coalescer.run({ key: 'a', n: 1 }),
+        coalescer.run({ key: 'b', n: 2 }),
+      ]);
+      assert.deepEqual(others, ['a', 'b']);
+      assert.deepEqual(sent, [['locked'], ['a', 'b']]);
+      unblock();
+      assert.equal(await locked, 'locked');
+    },
+  );
+
   it('caps a list at maxBatch and gathers requests while maxInFlight statements run', async () => {
     const { coalescer, sent } = harness({ maxBatch: 3, maxInFlight: 1 });
     const first = coalescer.run({ key: 'first', n: 0 });

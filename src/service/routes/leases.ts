@@ -108,8 +108,9 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       }
       // A re-acquire by the live holder keeps its term: renewedAt is set only then.
       const newTerm = result.lease.renewedAt === null;
-      events.emit(newTerm ? 'lease:acquired' : 'lease:renewed', leaseJson(result.lease));
-      return reply.code(newTerm ? 201 : 200).send(leaseJson(result.lease));
+      const json = leaseJson(result.lease);
+      events.emit(newTerm ? 'lease:acquired' : 'lease:renewed', json);
+      return reply.code(newTerm ? 201 : 200).send(json);
     },
   });
 
@@ -134,8 +135,9 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         ...(token === undefined ? {} : { token }),
       });
       if (!lease) throw lost(resource, 'it expired, was released or is held by someone else');
-      events.emit('lease:renewed', leaseJson(lease));
-      return leaseJson(lease);
+      const json = leaseJson(lease);
+      events.emit('lease:renewed', json);
+      return json;
     },
   });
 
@@ -155,8 +157,9 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         ...(token === undefined ? {} : { token }),
       });
       if (!lease) throw lost(resource, 'it was not live and held by this holder');
-      events.emit('lease:released', leaseJson(lease));
-      return leaseJson(lease);
+      const json = leaseJson(lease);
+      events.emit('lease:released', json);
+      return json;
     },
   });
 
