@@ -12,7 +12,7 @@ import { Schedule } from './schedules/schedule.js';
 import type { ScheduleOptions } from './schedules/schedule-options.js';
 import type { ScheduledFunction } from './schedules/slot-run.js';
 import { Maintainer, type MaintainerOptions } from './queue/maintenance/maintainer.js';
-import { Queue } from './queue/queue.js';
+import { Queue, singleEnqueues } from './queue/queue.js';
 import { Worker } from './queue/worker.js';
 import type { WorkerOptions } from './queue/worker-options.js';
 
@@ -59,6 +59,7 @@ export class Leasehold {
   private readonly electionServices = new Set<Election | Schedule>();
   // --- queue and workers ---
   private readonly queueServices = new Set<{ stop(): Promise<unknown> }>();
+  private enqueues: ReturnType<typeof singleEnqueues> | undefined;
 
   private constructor(readonly engine: Engine) {
     this.leases = new LeaseManager(engine);
@@ -83,7 +84,7 @@ export class Leasehold {
 
   /** The producer's side of a queue: enqueue and enqueueMany. */
   queue(name: string): Queue {
-    return new Queue(this.engine, name);
+    return new Queue(this.engine, name, (this.enqueues ??= singleEnqueues(this.engine)));
   }
 
   /** A worker for one or more queues; call `start()`, and `drain()` before exit. */

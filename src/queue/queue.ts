@@ -1,12 +1,14 @@
 /**
  * `lh.queue(name)`: the producer's side of the queue. Enqueue is one statement per call,
- * whatever the batch size, and may join the caller's transaction so a job exists only if the
+ * whatever the batch size (overlapping single enqueues share one), and may join the caller's transaction so a job exists only if the
  * business write that asked for it commits (the outbox pattern without an outbox).
  */
 import { InvalidArgumentError, UnsupportedError } from '../core/errors.js';
 import type { Job } from '../core/types.js';
 import type { CallerTransaction, Engine } from '../engine/engine.js';
 import { requireName } from '../core/validate.js';
+import type { EnqueueOutcome, JobSpec } from '../engine/jobs.js';
+import { Coalescer } from '../runtime/coalescer.js';
 import { toJobSpec, type EnqueueOptions } from './enqueue-options.js';
 
 /** A job as enqueue returns it: `created` is false when a live job with the same key existed. */
@@ -20,12 +22,27 @@ export interface BulkJob {
 /** The most jobs one enqueueMany statement carries; larger inputs are split into batches. */
 export const ENQUEUE_BATCH_MAX = 1_000;
 
+/**
+ * Single enqueues made outside a transaction, shared by every Queue of one Leasehold: those
+ * that overlap go to the database as one multi-row statement (runtime/coalescer.ts; decision
+ * 0207). Each still resolves only once its job is committed. The engine's batch enqueue answers
+ * a list as the single calls in order would: a repeated dedup key's second job is the first's.
+ */
+export function singleEnqueues(engine: Engine): Coalescer<JobSpec, EnqueueOutcome> {
+  return new Coalescer<JobSpec, EnqueueOutcome>({
+    one: async (spec) => (await engine.jobEnqueue({ jobs: [spec] }))[0]!,
+    many: (specs) => engine.jobEnqueue({ jobs: [...specs] }),
+    maxBatch: ENQUEUE_BATCH_MAX,
+  });
+}
+
 export class Queue {
   readonly name: string;
 
   constructor(
     private readonly engine: Engine,
     name: string,
+    private readonly singles: Coalescer<JobSpec, EnqueueOutcome> = singleEnqueues(engine),
   ) {
     this.name = requireName('queue', name);
   }
@@ -33,11 +50,10 @@ export class Queue {
   async enqueue(payload: unknown, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
     const spec = toJobSpec(this.name, payload, options);
     this.checkTransaction(options.tx);
-    const [outcome] = await this.engine.jobEnqueue({
-      jobs: [spec],
-      ...(options.tx ? { tx: options.tx } : {}),
-    });
-    return { ...outcome!.job, created: outcome!.created };
+    const outcome = options.tx
+      ? (await this.engine.jobEnqueue({ jobs: [spec], tx: options.tx }))[0]!
+      : await this.singles.run(spec);
+    return { ...outcome.job, created: outcome.created };
   }
 
   /**

@@ -1,4 +1,4 @@
-// Concurrent lease requests share statements (src/service/coalescer.ts) and keep every lease
+// Concurrent lease requests share statements (src/runtime/coalescer.ts) and keep every lease
 // rule: one winner per resource, each caller its own answer. On PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';

@@ -20,7 +20,8 @@ const SQL_WORDS =
  * - the schema, validated as a lower-case identifier and quoted once (sql-identifiers.ts):
  *   `s`, `schema`, `this.quotedSchema`, and the notify channel derived from it;
  * - constants made of literals in the query modules (column lists, state CASEs, intervals);
- * - the parameters of the SQL helpers (CLOCK, STATE, notified, appendError, jobColumns), which
+ * - the parameters of the SQL helpers (CLOCK, STATE, notified, appendError, jobColumns,
+ *   renewSet, ownedLive), which
  *   are only ever called with literals or the constants above (checked below).
  */
 const ALLOWED_NAMES = new Set([
@@ -45,6 +46,9 @@ const ALLOWED_NAMES = new Set([
   'ENQUEUE_COLUMNS',
   'ENQUEUE_VALUES',
   'liveSameHolder',
+  'acquireConflict',
+  'returning',
+  'RELEASE_SET',
   'predicate',
   // helper parameters
   'param',
@@ -53,8 +57,19 @@ const ALLOWED_NAMES = new Set([
   'channel',
   'source',
   'where',
+  'ttl',
+  'holder',
+  'token',
 ]);
-const ALLOWED_HELPERS = new Set(['CLOCK', 'STATE', 'notified', 'appendError', 'jobColumns']);
+const ALLOWED_HELPERS = new Set([
+  'CLOCK',
+  'STATE',
+  'notified',
+  'appendError',
+  'jobColumns',
+  'renewSet',
+  'ownedLive',
+]);
 
 export interface Splice {
   file: string;

@@ -1,7 +1,7 @@
 // The service's request coalescer: lists of distinct keys, answers in order, failures isolated.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Coalescer } from '../../src/service/coalescer.js';
+import { Coalescer } from '../../src/runtime/coalescer.js';
 
 interface Req {
   key: string;

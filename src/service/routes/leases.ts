@@ -14,7 +14,7 @@ import type {
   LeaseRenewParams,
 } from '../../engine/engine.js';
 import { validateAcquire } from '../../leases/lease-manager.js';
-import { Coalescer } from '../coalescer.js';
+import { Coalescer } from '../../runtime/coalescer.js';
 import { requireScope } from '../auth.js';
 import type { ServiceContext } from '../context.js';
 import { ErrorResponse, IdParams } from '../schemas/common.js';

@@ -1,21 +1,22 @@
 /**
- * Concurrent requests of one kind become one statement. The HTTP service answers many clients
- * at once, and each lease request alone is a tiny transaction whose round trip and commit cost
- * more than its work; requests that arrive while earlier ones are being written wait for the
- * next turn of the event loop and go to the database together (the engine's many-lease calls).
- * Alone, a request goes at once on its own: coalescing adds no wait to an idle service.
+ * Concurrent requests of one kind become one statement. Each lease request to the HTTP service,
+ * and each single enqueue, is alone a tiny transaction whose round trip and commit cost more
+ * than its work; requests that arrive while an earlier statement of their kind is being written
+ * wait for it and the next turn of the event loop, and go to the database together (the
+ * engine's many-lease calls, one multi-row enqueue). Alone, a request goes at once on its own:
+ * coalescing adds no wait to an idle process.
  *
- * A list never holds two requests for the same key (resource), so it is one statement: it
- * commits or fails as a whole. When it fails, each request is retried alone, so one bad
- * request cannot fail its neighbours and every caller gets its own answer or error.
+ * A list never holds two requests with the same key (a lease's resource), so it is one
+ * statement: it commits or fails as a whole. When it fails, each request is retried alone, so
+ * one bad request cannot fail its neighbours and every caller gets its own answer or error.
  */
 export interface CoalescerOptions<P, R> {
   /** One request alone. */
   one: (params: P) => Promise<R>;
   /** Many requests with distinct keys, answered in order. */
   many: (params: readonly P[]) => Promise<R[]>;
-  /** Requests with the same key never share a list. */
-  key: (params: P) => string;
+  /** Requests with the same key never share a list (default: every request its own key). */
+  key?: (params: P) => string;
   /** Largest list (default 100). */
   maxBatch?: number;
   /** Statements of this kind in flight at once; beyond, requests gather (default 1). */
@@ -91,9 +92,9 @@ export class Coalescer<P, R> {
     const list: Pending<P, R>[] = [];
     const rest: Pending<P, R>[] = [];
     for (const pending of this.waiting) {
-      const key = this.o.key(pending.params);
-      if (list.length < this.maxBatch && !keys.has(key)) {
-        keys.add(key);
+      const key = this.o.key?.(pending.params);
+      if (list.length < this.maxBatch && (key === undefined || !keys.has(key))) {
+        if (key !== undefined) keys.add(key);
         list.push(pending);
       } else rest.push(pending);
     }
