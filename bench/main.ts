@@ -12,7 +12,7 @@
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { PROFILES, type ProfileName } from './lib/counts.js';
-import { startBenchDatabase } from './lib/database.js';
+import { checkpoint, startBenchDatabase } from './lib/database.js';
 import { describeMachine, describeVersions } from './lib/environment.js';
 import type { Family, FamilyContext } from './lib/family.js';
 import { buildJson, renderFamily, renderHeader, renderRatios, writeJson } from './lib/report.js';
@@ -128,6 +128,8 @@ export async function runBench(argv: string[]): Promise<number> {
     process.stdout.write(`${renderHeader(info)}\n`);
     const ctx: FamilyContext = { db, counts, repeat, results, progress };
     for (const family of families) {
+      if (!(await checkpoint(db.url)))
+        progress('CHECKPOINT refused (not a superuser): earlier writes may land on this family');
       progress(`${family.title}…`);
       const started = performance.now();
       await family.run(ctx);

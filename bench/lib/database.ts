@@ -111,6 +111,21 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
 }
 
 /** The server's WAL insert position, in bytes since its start. */
+/**
+ * Writes every dirty page now, so the next family does not pay for the last one's writes: the
+ * sustained family leaves gigabytes of WAL behind, and a checkpoint that runs during the next
+ * measurement (with its full-page images after it) slowed whichever system it landed on.
+ * Needs a superuser or pg_checkpoint; without, the run goes on and says so.
+ */
+export async function checkpoint(url: string): Promise<boolean> {
+  try {
+    await adminQuery(url, 'CHECKPOINT');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function walPosition(url: string): Promise<bigint> {
   const [row] = await adminQuery<{ lsn: string }>(
     url,
