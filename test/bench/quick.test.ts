@@ -6,9 +6,11 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { startCli, startScript } from '../support/cli-process.js';
-import { testDatabaseUrl } from '../support/database.js';
+import { closeTestDatabase, testDatabaseUrl } from '../support/database.js';
+
+after(closeTestDatabase);
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 

@@ -16,6 +16,8 @@ import {
 
 let urlPromise: Promise<string> | undefined;
 let adminPool: pg.Pool | undefined;
+/** Stops the server this process started (a file run on its own); its child keeps node alive. */
+let stopOwnServer: (() => Promise<void>) | undefined;
 
 export function testDatabaseUrl(): Promise<string> {
   urlPromise ??= (async () => {
@@ -29,7 +31,7 @@ export function testDatabaseUrl(): Promise<string> {
       persistent: false,
       ephemeralDurability: true,
     });
-    process.once('exit', () => void server.stop());
+    stopOwnServer = () => server.stop();
     return server.connectionString;
   })();
   return urlPromise;
@@ -95,4 +97,8 @@ export async function withSchema<T>(
 export async function closeTestDatabase(): Promise<void> {
   await adminPool?.end();
   adminPool = undefined;
+  const stop = stopOwnServer;
+  stopOwnServer = undefined;
+  urlPromise = undefined;
+  await stop?.();
 }
