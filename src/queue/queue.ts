@@ -1,7 +1,8 @@
 /**
  * `lh.queue(name)`: the producer's side of the queue. Enqueue is one statement per call,
- * whatever the batch size (overlapping single enqueues share one), and may join the caller's transaction so a job exists only if the
- * business write that asked for it commits (the outbox pattern without an outbox).
+ * whatever the batch size (overlapping single enqueues share one), and may join the caller's
+ * transaction so a job exists only if the business write that asked for it commits (the outbox
+ * pattern without an outbox).
  */
 import { InvalidArgumentError, UnsupportedError } from '../core/errors.js';
 import type { Job } from '../core/types.js';

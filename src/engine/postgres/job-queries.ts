@@ -1,6 +1,7 @@
 /**
- * Every SQL statement of the job family, named EntityVerb. Parameters are always
- * bound; the quoted schema is the only spliced text. Every time comparison reads
+ * Every SQL statement of the job family but enqueue's (enqueue-queries.ts, which shares the
+ * fragments exported here), named EntityVerb. Parameters are always bound; the quoted schema is
+ * the only spliced text. Every time comparison reads
  * `coalesce($now, now())`, so the database clock decides unless a test pins it.
  *
  * Batch statements take their rows as parallel arrays (`unnest`) or one jsonb array
@@ -43,10 +44,10 @@ export const jobColumns = (a: string): string =>
     .map((c) => `${a}.${c}`)
     .join(', ');
 
-const CLOCK = (param: string): string =>
+export const CLOCK = (param: string): string =>
   `WITH clock AS (SELECT coalesce(${param}::timestamptz, now()) AS now)`;
 
-const MS = "* interval '1 millisecond'";
+export const MS = "* interval '1 millisecond'";
 
 /** Failed attempts kept on a job (core/types JobAttemptError): the newest 20. */
 const ERRORS_KEPT = 20;
@@ -67,7 +68,7 @@ const appendError = (error: string): string => `(
  * A CTE that notifies `jobs|<queue>` once per distinct queue of `source` rows matching `where`.
  * A SELECT CTE runs only when referenced, so every statement using it joins `notified`.
  */
-const notified = (channel: string, source: string, where = 'true'): string =>
+export const notified = (channel: string, source: string, where = 'true'): string =>
   `notified AS (
     SELECT count(pg_notify(${channel}, '${JOBS_TOPIC}|' || w.queue)) AS n
     FROM (SELECT DISTINCT queue FROM ${source} WHERE ${where}) w)`;
@@ -84,29 +85,14 @@ const notified = (channel: string, source: string, where = 'true'): string =>
 const OWNED = `j.id = r.id AND j.generation = r.generation
   AND j.claimed_by = $1 AND j.lease_expires_at IS NOT NULL`;
 
-const LIVE = "('pending', 'processing')";
+export const LIVE = "('pending', 'processing')";
 const FINAL = "('completed', 'dead', 'cancelled')";
 
 /** Rows (of a RETURNING with `ready`) that wake their queue: claimable now, or a partition freed. */
 const READY_OR_PARTITION_FREED =
   "(status = 'pending' AND ready) OR (status = 'dead' AND partition_key IS NOT NULL)";
 
-/** The enqueue input, `$1`: a jsonb array of specJson objects (postgres-enqueue.ts) as rows `i`. */
-const ENQUEUE_INPUT = `jsonb_to_recordset($1::jsonb) AS i(o integer, queue text, type text, key text,
-  payload jsonb, headers jsonb, partition_key text, priority integer, run_at timestamptz,
-  delay_ms float8, max_attempts integer)`;
-
-/** The columns an enqueue writes, and their values from an input row `i` and `clock`. */
-const ENQUEUE_COLUMNS = `queue, type, key, payload, headers, partition_key, priority, max_attempts,
-  available_at, created_at, updated_at`;
-const ENQUEUE_VALUES = `i.queue, i.type, i.key, i.payload, coalesce(i.headers, '{}'::jsonb),
-  i.partition_key, coalesce(i.priority, 0), i.max_attempts,
-  coalesce(i.run_at, clock.now + greatest(coalesce(i.delay_ms, 0), 0) ${MS}), clock.now, clock.now`;
-
 export interface JobQueries {
-  JobEnqueue: string;
-  JobEnqueueUnkeyed: string;
-  JobNotify: string;
   JobClaimBatch: string;
   JobRenewLeases: string;
   JobComplete: string;
@@ -126,57 +112,6 @@ export interface JobQueries {
 export function jobQueries(s: string): JobQueries {
   const cols = jobColumns('j');
   return {
-    // $1 jsonb array of {o, queue, type, key, payload, headers, partition_key, priority, run_at,
-    // delay_ms, max_attempts} (keys already deduplicated), $2 now, $3 notify channel, or null
-    // when the caller notifies after commit (notify-coalescer.ts).
-    //
-    // Ids are drawn here, in input order, so a batch's FIFO order is its id order and each
-    // answer row maps back to its input exactly. A conflicting key wastes its id, harmlessly.
-    // `existing` finds the live job a conflicting key met, in the statement's snapshot; a job
-    // committed by a concurrent enqueue after that snapshot is invisible to it, and the caller
-    // asks again for those keys (postgres-enqueue.ts).
-    JobEnqueue: `${CLOCK('$2')},
-      input AS MATERIALIZED (
-        SELECT nextval('${s}.jobs_id_seq') AS id, i.* FROM ${ENQUEUE_INPUT} ORDER BY i.o
-      ),
-      inserted AS (
-        INSERT INTO ${s}.jobs AS j (id, ${ENQUEUE_COLUMNS}) OVERRIDING SYSTEM VALUE
-        SELECT i.id, ${ENQUEUE_VALUES} FROM input i, clock
-        ORDER BY i.id
-        ON CONFLICT (queue, key) WHERE key IS NOT NULL AND status IN ${LIVE} DO NOTHING
-        RETURNING ${cols}
-      ),
-      existing AS (
-        SELECT i.o, ${cols}
-        FROM input i JOIN ${s}.jobs j ON j.queue = i.queue AND j.key = i.key AND j.status IN ${LIVE}
-        WHERE NOT EXISTS (SELECT 1 FROM inserted n WHERE n.id = i.id)
-      ),
-      ${notified('$3', 'inserted', '$3::text IS NOT NULL')}
-      SELECT r.* FROM (
-        SELECT i.o, true AS created, ${jobColumns('n')} FROM input i JOIN inserted n ON n.id = i.id
-        UNION ALL
-        SELECT e.o, false AS created, ${jobColumns('e')} FROM existing e
-      ) r, notified
-      ORDER BY r.o, r.created DESC`,
-
-    // JobEnqueue for a batch in which no job has a key: nothing can conflict, so a plain INSERT
-    // (no speculative insertion, no lookup of existing jobs). Same parameters. The identity
-    // draws ids in the order the rows are inserted, which is input order, so the answer, in id
-    // order, is in input order too.
-    JobEnqueueUnkeyed: `${CLOCK('$2')},
-      inserted AS (
-        INSERT INTO ${s}.jobs AS j (${ENQUEUE_COLUMNS})
-        SELECT ${ENQUEUE_VALUES} FROM ${ENQUEUE_INPUT}, clock
-        ORDER BY i.o
-        RETURNING ${cols}
-      ),
-      ${notified('$3', 'inserted', '$3::text IS NOT NULL')}
-      SELECT n.* FROM inserted n, notified ORDER BY n.id`,
-
-    // $1 notify channel, $2 queues text[] (distinct): the coalesced notification of enqueues
-    // that committed without one.
-    JobNotify: `SELECT count(pg_notify($1, '${JOBS_TOPIC}|' || q)) AS n FROM unnest($2::text[]) q`,
-
     // $1 queues text[] (distinct), $2 worker id, $3 limit, $4 lease ttl ms, $5 now.
     //
     // Claimable: pending, available, and either unpartitioned or the head of its partition: no

@@ -7,7 +7,7 @@ import { ConflictError } from '../../core/errors.js';
 import type { CallerTransaction } from '../engine.js';
 import type { EnqueueOutcome, JobEnqueueParams, JobSpec } from '../jobs.js';
 import type { PgContext } from './context.js';
-import type { JobQueries } from './job-queries.js';
+import { enqueueQueries, type EnqueueQueries } from './enqueue-queries.js';
 import { mapJob, type JobRow } from './job-rows.js';
 import { NotifyCoalescer } from './notify-coalescer.js';
 
@@ -20,11 +20,10 @@ export class PostgresEnqueue {
   /** Enqueues in flight outside a caller's transaction: more than one, and they coalesce. */
   private enqueuesInFlight = 0;
   private readonly notifications: NotifyCoalescer;
+  private readonly sql: EnqueueQueries;
 
-  constructor(
-    private readonly ctx: PgContext,
-    private readonly sql: JobQueries,
-  ) {
+  constructor(private readonly ctx: PgContext) {
+    this.sql = enqueueQueries(ctx.quotedSchema);
     this.notifications = new NotifyCoalescer(
       async (queues) => {
         await this.ctx.query('JobNotify', this.sql.JobNotify, [this.ctx.notifyChannel, queues]);

@@ -1,5 +1,5 @@
 /**
- * The job family on PostgreSQL: each operation is one statement from job-queries, whatever the
+ * The job family on PostgreSQL: each operation is one statement from job-queries (enqueue-queries), whatever the
  * batch size. This module only shapes parameters and answers: it deduplicates batch input,
  * keeps answers in input order, and runs a claim again when it lost a partition race (see
  * jobClaimBatch). Enqueue, with its dedup and notification coalescing, is postgres-enqueue.ts.
@@ -45,7 +45,7 @@ export class PostgresJobs implements JobOperations {
 
   constructor(private readonly ctx: PgContext) {
     this.sql = jobQueries(ctx.quotedSchema);
-    this.enqueue = new PostgresEnqueue(ctx, this.sql);
+    this.enqueue = new PostgresEnqueue(ctx);
   }
 
   /** Sends the notifications still owed; the engine calls it before closing. */

@@ -75,28 +75,13 @@ export class PostgresLeases implements LeaseOperations {
   }
 
   leaseRenewMany(ps: readonly LeaseRenewParams[]): Promise<(Lease | null)[]> {
-    return inRounds(ps, async (round) => {
-      const leases = await this.byResource('LeaseRenewMany', this.sql.LeaseRenewMany, [
-        round.map((p) => p.resource),
-        round.map((p) => p.holder),
-        round.map((p) => p.token ?? null),
-        round.map((p) => p.ttlMs),
-        this.ctx.pinnedNow(),
-      ]);
-      return round.map((p) => leases.get(p.resource) ?? null);
-    });
+    return this.ownedMany('LeaseRenewMany', this.sql.LeaseRenewMany, ps, (round) => [
+      round.map((p) => p.ttlMs),
+    ]);
   }
 
   leaseReleaseMany(ps: readonly LeaseReleaseParams[]): Promise<(Lease | null)[]> {
-    return inRounds(ps, async (round) => {
-      const leases = await this.byResource('LeaseReleaseMany', this.sql.LeaseReleaseMany, [
-        round.map((p) => p.resource),
-        round.map((p) => p.holder),
-        round.map((p) => p.token ?? null),
-        this.ctx.pinnedNow(),
-      ]);
-      return round.map((p) => leases.get(p.resource) ?? null);
-    });
+    return this.ownedMany('LeaseReleaseMany', this.sql.LeaseReleaseMany, ps, () => []);
   }
 
   leaseReleaseById(p: LeaseReleaseByIdParams): Promise<Lease | null> {
@@ -123,6 +108,28 @@ export class PostgresLeases implements LeaseOperations {
       [p.limit, p.offset, p.resourcePrefix ?? null, this.ctx.pinnedNow()],
     );
     return rows.map(mapLease);
+  }
+
+  /**
+   * A many-lease UPDATE guarded by holder and token: `$1` resources, `$2` holders, `$3` tokens,
+   * then `more(round)`, then now. Each answer is the lease, or null when it was not theirs.
+   */
+  private ownedMany<P extends LeaseReleaseParams>(
+    name: string,
+    text: string,
+    ps: readonly P[],
+    more: (round: P[]) => unknown[],
+  ): Promise<(Lease | null)[]> {
+    return inRounds(ps, async (round) => {
+      const leases = await this.byResource(name, text, [
+        round.map((p) => p.resource),
+        round.map((p) => p.holder),
+        round.map((p) => p.token ?? null),
+        ...more(round),
+        this.ctx.pinnedNow(),
+      ]);
+      return round.map((p) => leases.get(p.resource) ?? null);
+    });
   }
 
   /** The leases a many-lease statement returned, by resource (distinct within a round). */

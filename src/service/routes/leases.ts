@@ -34,23 +34,24 @@ const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 503
 
 export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const { lh, events } = ctx;
-  // Concurrent acquires, renews and releases from many clients share statements (coalescer.ts).
-  const byResource = (p: { resource: string }): string => p.resource;
-  const acquire = new Coalescer({
-    one: (p: LeaseAcquireParams) => lh.engine.leaseAcquire(p),
-    many: (ps) => lh.engine.leaseAcquireMany(ps),
-    key: byResource,
-  });
-  const renew = new Coalescer({
-    one: (p: LeaseRenewParams) => lh.engine.leaseRenew(p),
-    many: (ps) => lh.engine.leaseRenewMany(ps),
-    key: byResource,
-  });
-  const release = new Coalescer({
-    one: (p: LeaseReleaseParams) => lh.engine.leaseRelease(p),
-    many: (ps) => lh.engine.leaseReleaseMany(ps),
-    key: byResource,
-  });
+  // Concurrent acquires, renews and releases from many clients share statements (coalescer.ts),
+  // never two for one resource.
+  const coalesced = <P extends { resource: string }, R>(
+    one: (p: P) => Promise<R>,
+    many: (ps: readonly P[]) => Promise<R[]>,
+  ): Coalescer<P, R> => new Coalescer({ one, many, key: (p) => p.resource });
+  const acquire = coalesced(
+    (p: LeaseAcquireParams) => lh.engine.leaseAcquire(p),
+    (ps) => lh.engine.leaseAcquireMany(ps),
+  );
+  const renew = coalesced(
+    (p: LeaseRenewParams) => lh.engine.leaseRenew(p),
+    (ps) => lh.engine.leaseRenewMany(ps),
+  );
+  const release = coalesced(
+    (p: LeaseReleaseParams) => lh.engine.leaseRelease(p),
+    (ps) => lh.engine.leaseReleaseMany(ps),
+  );
 
   const list = (filter: LeaseListFilter, path: string, summary: string): void => {
     app.get<{ Querystring: Static<typeof LeaseListQuery> }>(path, {
