@@ -6,6 +6,11 @@
  *   once per `cooldownMs`, so a burst of notifications costs one claim, not one each;
  * - otherwise every `pollIntervalMs` (± jitter): notifications are hints, polling is the
  *   guarantee (a dropped NOTIFY, a listener reconnecting, a job whose delay just ran out).
+ *
+ * With a backlog, a second claim may go out while the first is still in the database (at most
+ * two): the worker then runs one batch while the next is being claimed, instead of idling for
+ * a round trip per batch. The second claim only takes slots the first has not reserved, so the
+ * worker still never holds a job it cannot start; an idle worker never has two claims out.
  */
 import { backoffDelay, jitter } from '../core/backoff.js';
 import type { Clock, Timer } from '../core/clock.js';
@@ -33,6 +38,9 @@ export interface ProducerOptions {
   onError: (error: unknown) => void;
 }
 
+/** Claims out at once: two keep the database and the worker busy; more only add contention. */
+const CLAIMS_IN_FLIGHT = 2;
+
 export class Producer {
   private running = false;
   private loopDone: Promise<void> | undefined;
@@ -40,10 +48,17 @@ export class Producer {
   private waitTimer: Timer | undefined;
   /** Something may be claimable now: a notification arrived, or the last claim came back full. */
   private workLikely = true;
+  /** The last claim to come back was full: a backlog, worth a second claim in flight. */
+  private backlog = false;
   private lastClaimAt = Number.NEGATIVE_INFINITY;
   /** When polling looks again even without any hint of work. */
   private nextPollAt = 0;
   private failures = 0;
+  /** No claim is sent before this monotonic time (backoff after a failed claim). */
+  private pausedUntil = 0;
+  /** Claims sent and not yet returned, and the slots they may fill. */
+  private readonly claims = new Set<Promise<void>>();
+  private reservedSlots = 0;
   private subscription: Subscription | undefined;
 
   constructor(private readonly o: ProducerOptions) {}
@@ -91,13 +106,24 @@ export class Producer {
 
   private async loop(): Promise<void> {
     while (this.running) {
-      const free = this.o.freeSlots();
-      if (free <= 0) {
-        await this.sleep(undefined); // a finishing job wakes us
+      const free = this.o.freeSlots() - this.reservedSlots;
+      // A claim's return or a finishing job wakes us.
+      if (free <= 0 || this.claims.size >= CLAIMS_IN_FLIGHT) {
+        await this.sleep(undefined);
         continue;
       }
       const now = this.o.clock.monotonic();
-      if (!this.workLikely && now < this.nextPollAt) {
+      if (now < this.pausedUntil) {
+        await this.sleep(this.pausedUntil - now);
+        continue;
+      }
+      const likely = this.workLikely || this.backlog;
+      // A second claim beside one in flight only with a backlog (or news of fresh work).
+      if (this.claims.size > 0 && !likely) {
+        await this.sleep(undefined);
+        continue;
+      }
+      if (!likely && now < this.nextPollAt) {
         await this.sleep(this.nextPollAt - now);
         continue;
       }
@@ -106,8 +132,14 @@ export class Producer {
         await this.sleep(this.o.cooldownMs - sinceLast);
         continue;
       }
-      await this.claim(Math.min(free, this.o.maxBatch));
+      const claim = this.claim(Math.min(free, this.o.maxBatch)).catch(this.o.onError);
+      this.claims.add(claim);
+      void claim.finally(() => {
+        this.claims.delete(claim);
+        this.wake?.();
+      });
     }
+    await Promise.all(this.claims);
   }
 
   private async claim(limit: number): Promise<void> {
@@ -115,6 +147,7 @@ export class Producer {
     const sentAt = this.o.clock.monotonic();
     this.lastClaimAt = sentAt;
     this.nextPollAt = sentAt + jitter(this.o.pollIntervalMs, 0.1);
+    this.reservedSlots += limit;
     let jobs: Job[];
     try {
       jobs = await this.o.engine.jobClaimBatch({
@@ -127,13 +160,18 @@ export class Producer {
     } catch (error) {
       this.failures++;
       this.o.onError(error);
-      await this.sleep(backoffDelay({ baseMs: 100, capMs: this.o.pollIntervalMs }, this.failures));
+      this.pausedUntil =
+        this.o.clock.monotonic() +
+        backoffDelay({ baseMs: 100, capMs: this.o.pollIntervalMs }, this.failures);
       this.workLikely = true;
       return;
+    } finally {
+      this.reservedSlots -= limit;
     }
     // A full batch says more is waiting; a stop during the claim still hands the jobs to the
     // executor, which runs them (a drain finishes or hands back what it holds).
-    if (jobs.length === limit) this.workLikely = true;
+    this.backlog = jobs.length === limit;
+    if (this.backlog) this.workLikely = true;
     for (const job of jobs) this.o.dispatch(job, sentAt);
   }
 
