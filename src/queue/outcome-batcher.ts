@@ -85,7 +85,9 @@ export class OutcomeBatcher {
 
   private schedule(): void {
     if (this.pending >= this.o.maxBatch) {
-      void this.flush();
+      // A flush under way schedules again when it ends; a waiter per outcome would only pile
+      // up promises (thousands a second under load).
+      if (!this.flushing) void this.flush();
       return;
     }
     if (this.timer) return;

@@ -15,20 +15,21 @@ import { hostname } from 'node:os';
 import type { Clock } from '../core/clock.js';
 import { systemClock } from '../core/clock.js';
 import { toMilliseconds, type Duration } from '../core/duration.js';
-import { AbortedError, ConflictError, LeaseLostError } from '../core/errors.js';
+import { AbortedError, ConflictError } from '../core/errors.js';
 import type { Job } from '../core/types.js';
-import type { CallerTransaction, Engine } from '../engine/engine.js';
+import type { Engine } from '../engine/engine.js';
 import { TypedEvents } from '../runtime/events.js';
 import { silentLogger, type Logger } from '../runtime/logger.js';
+import { RunContext, type ContextHost } from './job-context.js';
 import { JobRun } from './job-run.js';
 import { OutcomeBatcher } from './outcome-batcher.js';
 import { Producer } from './producer.js';
 import { Renewer } from './renewer.js';
 import { decideFailure, describeError } from './retry-policy.js';
+import { TrustDeadlines } from './trust-deadlines.js';
 import { WorkerPresence } from './worker-presence.js';
 import {
   resolveWorkerOptions,
-  type JobContext,
   type ResolvedWorkerOptions,
   type WorkerOptions,
 } from './worker-options.js';
@@ -67,6 +68,8 @@ export class Worker {
   private readonly renewer: Renewer;
   private readonly batcher: OutcomeBatcher;
   private readonly presence: WorkerPresence;
+  private readonly deadlines: TrustDeadlines<JobRun>;
+  private readonly contextHost: ContextHost;
   private drained: Promise<DrainResult> | undefined;
 
   constructor(
@@ -78,6 +81,13 @@ export class Worker {
     this.logger = options.logger ?? silentLogger;
     this.random = options.random ?? Math.random;
     this.id = options.id ?? `worker-${randomBytes(6).toString('hex')}`;
+    this.deadlines = new TrustDeadlines(this.clock, this.o.leaseTtlMs, this.o.marginMs);
+    this.contextHost = {
+      engine,
+      workerId: this.id,
+      removeOnComplete: this.o.removeOnComplete,
+      renewSoon: () => this.renewer.renewSoon(),
+    };
     const onError = (where: string) => (error: unknown) => {
       this.logger.warn({ err: error, worker: this.id }, `worker ${where} failed`);
       this.events.emit('worker:error', { where, error });
@@ -201,7 +211,7 @@ export class Worker {
   }
 
   private dispatch(job: Job, claimSentAt: number): void {
-    const run = new JobRun(job, this.clock, this.o.leaseTtlMs, this.o.marginMs, claimSentAt);
+    const run = new JobRun(job, this.deadlines, this.clock.monotonic(), claimSentAt);
     this.runs.set(job.id, run);
     this.active++;
     void this.execute(run);
@@ -214,7 +224,7 @@ export class Worker {
     let failure: unknown;
     let ok = false;
     try {
-      result = await this.o.handler(job, this.contextFor(run));
+      result = await this.o.handler(job, new RunContext(run, this.contextHost));
       // What the engine would refuse to store fails the attempt here, with a readable error.
       if (result !== undefined) JSON.stringify(result);
       ok = true;
@@ -250,35 +260,10 @@ export class Worker {
     }
   }
 
-  private contextFor(run: JobRun): JobContext {
-    return {
-      token: run.ref.generation,
-      attempt: run.job.attempts,
-      signal: run.signal,
-      heartbeat: async () => {
-        if (run.lost) throw run.signal.reason as Error;
-        await this.renewer.renewSoon();
-        if (run.lost) throw run.signal.reason as Error;
-      },
-      complete: async (tx: CallerTransaction, result?: unknown) => {
-        if (run.lost) throw run.signal.reason as Error;
-        const accepted = await this.engine.jobComplete({
-          workerId: this.id,
-          jobs: [{ ...run.ref, result: result ?? null }],
-          tx,
-          remove: this.o.removeOnComplete,
-        });
-        if (!accepted.includes(run.ref.id))
-          throw new LeaseLostError(`job:${run.ref.id}`, 'the job is no longer this worker’s');
-        run.completedInTransaction = true;
-      },
-    };
-  }
-
   private reportLost(run: JobRun): void {
-    const reason = run.signal.reason instanceof Error ? run.signal.reason.message : 'lease lost';
+    const reason = run.lostReason?.message ?? 'lease lost';
     this.events.emit('job:lost', { job: run.job, reason });
-    this.logger.warn({ job: run.ref.id, worker: this.id }, describeError(run.signal.reason));
+    this.logger.warn({ job: run.ref.id, worker: this.id }, describeError(run.lostReason));
   }
 
   private elapsed(run: JobRun): number {
