@@ -15,8 +15,8 @@ import { leaseholdDrain, type BurnDownOptions } from './queue.js';
 /** The tuned shapes tried for leasehold; the faster one (by median) is compared. */
 export const LEASEHOLD_TUNED: readonly BurnDownOptions[] = [
   { concurrency: 100, maxClaimBatch: 100 },
-  { concurrency: 500, maxClaimBatch: 250 },
-  { concurrency: 500, maxClaimBatch: 250, removeOnComplete: true },
+  { concurrency: 1_000, maxClaimBatch: 500 },
+  { concurrency: 1_000, maxClaimBatch: 500, removeOnComplete: true },
 ];
 
 export const tunedId = (o: BurnDownOptions): string =>
