@@ -15,34 +15,36 @@
  */
 import { JOBS_TOPIC } from '../jobs.js';
 
-/** The jobs columns a Job is mapped from (job-rows.ts), qualified by a table alias. */
-export const jobColumns = (a: string): string =>
-  [
-    'id',
-    'queue',
-    'type',
-    'key',
-    'payload',
-    'headers',
-    'partition_key',
-    'priority',
-    'status',
-    'attempts',
-    'max_attempts',
-    'available_at',
-    'claimed_by',
-    'claimed_at',
-    'lease_expires_at',
-    'generation',
-    'result',
-    'last_error',
-    'errors',
-    'created_at',
-    'updated_at',
-    'finished_at',
-  ]
-    .map((c) => `${a}.${c}`)
-    .join(', ');
+/** The jobs columns a Job is mapped from (job-rows.ts), in the order statements return them. */
+export const JOB_COLUMNS = [
+  'id',
+  'queue',
+  'type',
+  'key',
+  'payload',
+  'headers',
+  'partition_key',
+  'priority',
+  'status',
+  'attempts',
+  'max_attempts',
+  'available_at',
+  'claimed_by',
+  'claimed_at',
+  'lease_expires_at',
+  'generation',
+  'result',
+  'last_error',
+  'errors',
+  'created_at',
+  'updated_at',
+  'finished_at',
+] as const;
+
+export type JobColumn = (typeof JOB_COLUMNS)[number];
+
+/** JOB_COLUMNS qualified by a table alias, for a SELECT list or RETURNING. */
+export const jobColumns = (a: string): string => JOB_COLUMNS.map((c) => `${a}.${c}`).join(', ');
 
 export const CLOCK = (param: string): string =>
   `WITH clock AS (SELECT coalesce(${param}::timestamptz, now()) AS now)`;

@@ -25,7 +25,7 @@ import type {
 } from '../jobs.js';
 import type { PgContext } from './context.js';
 import { jobQueries, type JobQueries } from './job-queries.js';
-import { mapJob, type JobRow } from './job-rows.js';
+import { mapJob, mapJobValues, type JobRow } from './job-rows.js';
 import { PostgresEnqueue } from './postgres-enqueue.js';
 import { toSafeInteger } from './rows.js';
 
@@ -62,14 +62,14 @@ export class PostgresJobs implements JobOperations {
     if (queues.length === 0 || p.limit <= 0) return this.nothing([]);
     for (let run = 1; ; run++) {
       try {
-        const rows = await this.ctx.query<JobRow>('JobClaimBatch', this.sql.JobClaimBatch, [
+        const rows = await this.ctx.queryValues('JobClaimBatch', this.sql.JobClaimBatch, [
           queues,
           p.workerId,
           p.limit,
           p.leaseTtlMs,
           this.ctx.pinnedNow(),
         ]);
-        return rows.map(mapJob);
+        return rows.map(mapJobValues);
       } catch (error) {
         if (!lostPartitionRace(error)) throw error;
         if (run >= CLAIM_RUNS) return [];
