@@ -17,17 +17,15 @@ export interface ContextHost {
 }
 
 export class RunContext implements JobContext {
+  readonly token: number;
+  readonly attempt: number;
+
   constructor(
     private readonly run: JobRun,
     private readonly host: ContextHost,
-  ) {}
-
-  get token(): number {
-    return this.run.ref.generation;
-  }
-
-  get attempt(): number {
-    return this.run.job.attempts;
+  ) {
+    this.token = run.ref.generation;
+    this.attempt = run.job.attempts;
   }
 
   get signal(): AbortSignal {

@@ -8,7 +8,7 @@ import type { CallerTransaction } from '../engine.js';
 import type { EnqueueOutcome, JobEnqueueParams, JobSpec } from '../jobs.js';
 import type { PgContext } from './context.js';
 import { enqueueQueries, type EnqueueQueries } from './enqueue-queries.js';
-import { mapJob, type JobRow } from './job-rows.js';
+import { mapJob, mapJobValues, type JobRow } from './job-rows.js';
 import { NotifyCoalescer } from './notify-coalescer.js';
 
 /** How often enqueue asks again for keys whose live job a concurrent enqueue committed. */
@@ -96,17 +96,22 @@ export class PostgresEnqueue {
 
   /** No job has a key: one plain INSERT, every job created. */
   private async enqueueUnkeyed(p: JobEnqueueParams): Promise<EnqueueOutcome[]> {
-    const rows = await this.announcing(p.tx, async (channel, created) => {
-      const inserted = await this.ctx.query<JobRow>(
-        'JobEnqueueUnkeyed',
-        this.sql.JobEnqueueUnkeyed,
-        [JSON.stringify(p.jobs.map((spec, i) => specJson(i, spec))), this.ctx.pinnedNow(), channel],
-        p.tx,
-      );
-      for (const row of inserted) created.add(row.queue);
+    const jobs = await this.announcing(p.tx, async (channel, created) => {
+      const values = [
+        JSON.stringify(p.jobs.map((spec, i) => specJson(i, spec))),
+        this.ctx.pinnedNow(),
+        channel,
+      ];
+      const { JobEnqueueUnkeyed: sql } = this.sql;
+      // A bulk enqueue's answer is thousands of rows: outside a caller's transaction they come
+      // as arrays of values, sparing node-postgres an object per row (as the claim does).
+      const inserted = p.tx
+        ? (await this.ctx.query<JobRow>('JobEnqueueUnkeyed', sql, values, p.tx)).map(mapJob)
+        : (await this.ctx.queryValues('JobEnqueueUnkeyed', sql, values)).map(mapJobValues);
+      for (const job of inserted) created.add(job.queue);
       return inserted;
     });
-    return rows.map((row) => ({ job: mapJob(row), created: true }));
+    return jobs.map((job) => ({ job, created: true }));
   }
 
   /**
