@@ -59,7 +59,9 @@ export class Renewer extends BackgroundService<RenewRound> {
     const still = new Set(renewed.map((r) => r.id));
     let lost = 0;
     for (const run of runs) {
-      if (run.state === 'done') continue; // finished while the statement was out
+      // Finished while the statement was out, or already lost (its trust deadline passed
+      // meanwhile, and was reported then): nothing to confirm, nothing to report twice.
+      if (run.state === 'done' || run.lost) continue;
       if (still.has(run.ref.id)) {
         run.confirm(sentAt);
       } else {

@@ -22,11 +22,15 @@ export class TrustDeadlines<R extends Expirable> {
   private readonly groups = new Map<number, Group<R>>();
   private readonly groupOf = new Map<R, Group<R>>();
 
-  /** Trust lasts `leaseTtlMs - marginMs` from the moment a claim or renewal was sent. */
+  /**
+   * Trust lasts `leaseTtlMs - marginMs` from the moment a claim or renewal was sent;
+   * `onExpired` hears of each member whose deadline passed, after it expired.
+   */
   constructor(
     private readonly clock: Clock,
     private readonly leaseTtlMs: number,
     private readonly marginMs: number,
+    private readonly onExpired: (member: R) => void = () => {},
   ) {}
 
   /** A claim or renewal of `member` sent at `sentAt` (monotonic) succeeded. */
@@ -69,6 +73,9 @@ export class TrustDeadlines<R extends Expirable> {
   private expire(group: Group<R>): void {
     this.groups.delete(group.at);
     for (const member of group.members) this.groupOf.delete(member);
-    for (const member of group.members) member.expire();
+    for (const member of group.members) {
+      member.expire();
+      this.onExpired(member);
+    }
   }
 }

@@ -81,7 +81,9 @@ export class Worker {
     this.logger = options.logger ?? silentLogger;
     this.random = options.random ?? Math.random;
     this.id = options.id ?? `worker-${randomBytes(6).toString('hex')}`;
-    this.deadlines = new TrustDeadlines(this.clock, this.o.leaseTtlMs, this.o.marginMs);
+    this.deadlines = new TrustDeadlines(this.clock, this.o.leaseTtlMs, this.o.marginMs, (run) =>
+      this.reportLost(run),
+    );
     this.contextHost = {
       engine,
       workerId: this.id,

@@ -234,6 +234,7 @@ export function workerCases(h: EngineHarness): void {
         const queued = await lh.queue('q').enqueue({});
         const faulty = faultyEngine(engine);
         let signal: AbortSignal | undefined;
+        const lost: number[] = [];
         const worker = await startWorker(Leasehold.fromEngine(faulty.engine), {
           queues: 'q',
           leaseTtl: 1_000,
@@ -243,6 +244,7 @@ export function workerCases(h: EngineHarness): void {
             await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
           },
         });
+        worker.events.on('job:lost', ({ job }) => lost.push(job.id));
         try {
           await pumpUntil(clock, 'the job running', () => signal);
           faulty.set('jobRenewLeases', 'hang');
@@ -253,6 +255,11 @@ export function workerCases(h: EngineHarness): void {
             clock.now() < claimed.leaseExpiresAt!,
             'the holder stopped trusting the lease before the database expired it',
           );
+          // The deadline is reported as a lost job, once, and not again by later renewals.
+          assert.deepEqual(lost, [queued.id]);
+          faulty.set('jobRenewLeases', 'pass');
+          await pumpFor(clock, 1_000);
+          assert.deepEqual(lost, [queued.id]);
         } finally {
           faulty.set('jobRenewLeases', 'pass');
           await worker.stop();
