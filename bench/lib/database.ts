@@ -110,7 +110,6 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
   await adminQuery(url, `DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 }
 
-/** The server's WAL insert position, in bytes since its start. */
 /**
  * Writes every dirty page now, so the next family does not pay for the last one's writes: the
  * sustained family leaves gigabytes of WAL behind, and a checkpoint that runs during the next
@@ -126,6 +125,7 @@ export async function checkpoint(url: string): Promise<boolean> {
   }
 }
 
+/** The server's WAL insert position, in bytes since its start. */
 export async function walPosition(url: string): Promise<bigint> {
   const [row] = await adminQuery<{ lsn: string }>(
     url,

@@ -15,7 +15,7 @@ export interface Expirable {
 interface Group<R> {
   readonly at: number;
   readonly members: Set<R>;
-  timer: Timer | undefined;
+  readonly timer: Timer;
 }
 
 export class TrustDeadlines<R extends Expirable> {
@@ -39,13 +39,7 @@ export class TrustDeadlines<R extends Expirable> {
     const current = this.groupOf.get(member);
     if (current?.at === at) return;
     if (current) this.leave(member, current);
-    let group = this.groups.get(at);
-    if (!group) {
-      const created: Group<R> = { at, members: new Set(), timer: undefined };
-      created.timer = this.clock.setTimer(at - this.clock.monotonic(), () => this.expire(created));
-      this.groups.set(at, created);
-      group = created;
-    }
+    const group = this.groups.get(at) ?? this.open(at);
     group.members.add(member);
     this.groupOf.set(member, group);
   }
@@ -61,19 +55,29 @@ export class TrustDeadlines<R extends Expirable> {
     return this.groups.size;
   }
 
+  private open(at: number): Group<R> {
+    const group: Group<R> = {
+      at,
+      members: new Set(),
+      timer: this.clock.setTimer(at - this.clock.monotonic(), () => this.expire(group)),
+    };
+    this.groups.set(at, group);
+    return group;
+  }
+
   private leave(member: R, group: Group<R>): void {
     this.groupOf.delete(member);
     group.members.delete(member);
     if (group.members.size === 0) {
-      group.timer?.cancel();
+      group.timer.cancel();
       this.groups.delete(group.at);
     }
   }
 
   private expire(group: Group<R>): void {
     this.groups.delete(group.at);
-    for (const member of group.members) this.groupOf.delete(member);
     for (const member of group.members) {
+      this.groupOf.delete(member); // so that expiring, it finds no deadline to forget
       member.expire();
       this.onExpired(member);
     }

@@ -21,8 +21,8 @@ const SQL_WORDS =
  *   `s`, `schema`, `this.quotedSchema`, and the notify channel derived from it;
  * - constants made of literals in the query modules (column lists, state CASEs, intervals);
  * - the parameters of the SQL helpers (CLOCK, STATE, notified, appendError, jobColumns,
- *   renewSet, ownedLive), which
- *   are only ever called with literals or the constants above (checked below).
+ *   renewSet, ownedLive), which are only ever called with literals or the constants above
+ *   (checked below).
  */
 const ALLOWED_NAMES = new Set([
   's',

@@ -1,105 +1,126 @@
-// The worker's claiming loop over the memory engine, each claim held in flight for a few ms:
-// a backlog gets a second claim beside the first, never more slots than are free, and an
-// idle queue never two claims at once.
+// The worker's claiming loop over the memory engine, with every claim held in flight until the
+// test lets it go and time on a ManualClock: a backlog gets a second claim beside the first,
+// never more slots than are free, and an idle queue never two claims at once.
 import assert from 'node:assert/strict';
-import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { systemClock } from '../../src/core/clock.js';
+import { ManualClock } from '../../src/core/clock.js';
 import type { Job } from '../../src/core/types.js';
 import type { Engine } from '../../src/engine/engine.js';
+import type { JobClaimParams } from '../../src/engine/jobs.js';
 import { MemoryEngine } from '../../src/engine/memory/memory-engine.js';
 import { Producer } from '../../src/queue/producer.js';
+import { waitFor } from '../support/wait.js';
 
-const CONCURRENCY = 40;
+const CONCURRENCY = 35;
+const MAX_BATCH = 10;
 
-/** A memory engine whose claims take `claimMs` and are counted while out. */
-function slowClaims(engine: MemoryEngine, claimMs: number) {
-  const stats = { claims: 0, inFlight: 0, maxInFlight: 0, overlapsAfterShort: 0 };
-  let lastWasShort = false;
+/** A memory engine whose claims stay out until `release()`; `held` are the claims still out. */
+function heldClaims(engine: MemoryEngine) {
+  const held: { limit: number; release: () => void }[] = [];
+  let sent = 0;
   const wrapped = Object.create(engine) as Engine;
-  wrapped.jobClaimBatch = async (p) => {
-    stats.claims++;
-    stats.inFlight++;
-    if (stats.inFlight > 1 && lastWasShort) stats.overlapsAfterShort++;
-    stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
-    try {
-      await delay(claimMs);
-      const jobs = await engine.jobClaimBatch(p);
-      lastWasShort = jobs.length < p.limit;
-      return jobs;
-    } finally {
-      stats.inFlight--;
-    }
+  wrapped.jobClaimBatch = (p: JobClaimParams) => {
+    sent++;
+    return new Promise<Job[]>((resolve, reject) => {
+      const claim = {
+        limit: p.limit,
+        release: () => {
+          held.splice(held.indexOf(claim), 1);
+          engine.jobClaimBatch(p).then(resolve, reject);
+        },
+      };
+      held.push(claim);
+    });
   };
-  return { wrapped, stats };
+  return { wrapped, held, sent: () => sent };
 }
 
-function producer(engine: Engine, onJob: (job: Job) => void, slots: { active: number }) {
-  return new Producer({
+function start(engine: Engine, clock: ManualClock, slots: { active: number }, jobs: Job[]) {
+  const producer = new Producer({
     engine,
-    clock: systemClock,
+    clock,
     workerId: 'w1',
     queues: ['q'],
     leaseTtlMs: 30_000,
     pollIntervalMs: 10,
     cooldownMs: 0,
-    maxBatch: 10,
+    maxBatch: MAX_BATCH,
     notifications: false,
     freeSlots: () => CONCURRENCY - slots.active,
-    dispatch: onJob,
+    dispatch: (job) => {
+      slots.active++;
+      jobs.push(job);
+    },
     onError: (error) => assert.fail(String(error)),
   });
+  return producer;
 }
 
+const limits = (held: { limit: number }[]): number[] => held.map((c) => c.limit);
+
 describe('Producer', () => {
-  it('keeps two claims out while a backlog lasts, and never holds more jobs than free slots', async () => {
+  it('keeps two claims out while a backlog lasts, and never asks for more jobs than free slots', async () => {
     const engine = new MemoryEngine();
     await engine.jobEnqueue({
-      jobs: Array.from({ length: 600 }, (_, i) => ({ queue: 'q', payload: { i }, maxAttempts: 3 })),
+      jobs: Array.from({ length: 100 }, (_, i) => ({ queue: 'q', payload: { i }, maxAttempts: 3 })),
     });
-    const { wrapped, stats } = slowClaims(engine, 5);
+    const clock = new ManualClock();
+    const { wrapped, held } = heldClaims(engine);
     const slots = { active: 0 };
-    let maxActive = 0;
-    const seen = new Set<number>();
-    let p!: Producer;
-    const all = new Promise<void>((resolve) => {
-      p = producer(
-        wrapped,
-        (job) => {
-          assert.ok(!seen.has(job.id), `job ${job.id} dispatched twice`);
-          seen.add(job.id);
-          slots.active++;
-          maxActive = Math.max(maxActive, slots.active);
-          // Each job runs 20-30 ms: the slots fill up, and free up while claims are out.
-          setTimeout(
-            () => {
-              slots.active--;
-              p.slotFreed();
-              if (seen.size === 600 && slots.active === 0) resolve();
-            },
-            20 + (job.id % 11),
-          );
-        },
-        slots,
-      );
-    });
-    await p.start();
-    await all;
-    await p.stop();
-    assert.equal(seen.size, 600);
-    assert.equal(stats.maxInFlight, 2, 'a second claim went out beside the first');
-    assert.ok(maxActive <= CONCURRENCY, `held ${maxActive} jobs with ${CONCURRENCY} slots`);
+    const jobs: Job[] = [];
+    const producer = start(wrapped, clock, slots, jobs);
+    await producer.start();
+    try {
+      await waitFor('the first claim', () => held.length === 1);
+      held[0]!.release(); // a full batch: a backlog
+      // 10 jobs running, 25 slots free: a second claim goes out beside the first, no third.
+      await waitFor('two claims out', () => held.length === 2);
+      assert.deepEqual(limits(held), [MAX_BATCH, MAX_BATCH]);
+      await clock.advance(100);
+      assert.equal(held.length, 2, 'never a third claim, though 5 slots are free');
+
+      held[1]!.release();
+      held[0]!.release();
+      // 30 running: one claim for the 5 slots left, not two.
+      await waitFor('30 jobs dispatched', () => jobs.length === 30);
+      await waitFor('a claim for the last slots', () => held.length === 1);
+      await clock.advance(100);
+      assert.deepEqual(limits(held), [5], 'a second claim would have no slot to fill');
+      held[0]!.release();
+      await waitFor('35 jobs dispatched', () => jobs.length === 35);
+      await clock.advance(100);
+      assert.equal(held.length, 0, 'no claim while every slot is taken');
+
+      slots.active -= 10; // ten jobs finish
+      producer.slotFreed();
+      await waitFor('a claim for the freed slots', () => held.length === 1);
+      await clock.advance(100);
+      assert.deepEqual(limits(held), [MAX_BATCH]);
+      assert.equal(new Set(jobs.map((j) => j.id)).size, 35, 'no job dispatched twice');
+    } finally {
+      for (const claim of [...held]) claim.release();
+      await producer.stop();
+    }
   });
 
   it('sends one claim at a time when the queue is empty', async () => {
-    const engine = new MemoryEngine();
-    const { wrapped, stats } = slowClaims(engine, 3);
-    const p = producer(wrapped, () => assert.fail('nothing to claim'), { active: 0 });
-    await p.start();
-    await delay(300);
-    await p.stop();
-    assert.ok(stats.claims >= 5, `polled ${stats.claims} times`);
-    assert.equal(stats.maxInFlight, 1);
-    assert.equal(stats.overlapsAfterShort, 0);
+    const clock = new ManualClock();
+    const { wrapped, held, sent } = heldClaims(new MemoryEngine());
+    const producer = start(wrapped, clock, { active: 0 }, []);
+    await producer.start();
+    try {
+      for (let poll = 1; poll <= 5; poll++) {
+        await waitFor(`poll ${poll}`, () => held.length === 1);
+        await clock.advance(100); // ten poll intervals pass while it is out
+        assert.equal(held.length, 1, 'no second claim beside an empty one');
+        assert.equal(sent(), poll);
+        held[0]!.release(); // comes back empty: no backlog
+        await waitFor(`poll ${poll} back`, () => held.length === 0);
+        await clock.advance(20); // the next poll falls due
+      }
+    } finally {
+      for (const claim of [...held]) claim.release();
+      await producer.stop();
+    }
   });
 });

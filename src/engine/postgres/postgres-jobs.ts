@@ -1,6 +1,6 @@
 /**
- * The job family on PostgreSQL: each operation is one statement from job-queries (enqueue-queries), whatever the
- * batch size. This module only shapes parameters and answers: it deduplicates batch input,
+ * The job family on PostgreSQL: each operation is one statement from job-queries (enqueue's from
+ * enqueue-queries), whatever the batch size. This module only shapes parameters and answers: it deduplicates batch input,
  * keeps answers in input order, and runs a claim again when it lost a partition race (see
  * jobClaimBatch). Enqueue, with its dedup and notification coalescing, is postgres-enqueue.ts.
  */
