@@ -41,6 +41,40 @@ export interface JobSpec {
   maxAttempts: number;
 }
 
+/**
+ * The job an enqueue creates from `spec`, with what only the engine decides: its id, its
+ * creation instant and when it becomes claimable. Both engines answer a created job with it, so
+ * the fields a new job starts with are written in one place (the conformance suite compares the
+ * answer with the stored job). The payload and headers are taken as given: JSON values, as
+ * toJobSpec makes them.
+ */
+export function newJob(spec: JobSpec, id: number, createdAt: Date, availableAt: Date): Job {
+  return {
+    id,
+    queue: spec.queue,
+    type: spec.type ?? null,
+    key: spec.key ?? null,
+    payload: spec.payload ?? null,
+    headers: spec.headers ?? {},
+    partitionKey: spec.partitionKey ?? null,
+    priority: spec.priority ?? 0,
+    status: 'pending',
+    attempts: 0,
+    maxAttempts: spec.maxAttempts,
+    availableAt,
+    claimedBy: null,
+    claimedAt: null,
+    leaseExpiresAt: null,
+    generation: 0,
+    result: null,
+    lastError: null,
+    errors: [],
+    createdAt,
+    updatedAt: new Date(createdAt.getTime()), // its own object: a Date can be changed in place
+    finishedAt: null,
+  };
+}
+
 export interface JobEnqueueParams {
   jobs: readonly JobSpec[];
   /** Enqueue inside the caller's transaction: the jobs exist only if it commits. */

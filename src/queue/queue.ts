@@ -10,6 +10,7 @@ import type { CallerTransaction, Engine } from '../engine/engine.js';
 import { requireName } from '../core/validate.js';
 import type { EnqueueOutcome, JobSpec } from '../engine/jobs.js';
 import { Coalescer } from '../runtime/coalescer.js';
+import { mapLimited } from '../runtime/map-limited.js';
 import { toJobSpec, type EnqueueOptions } from './enqueue-options.js';
 
 /** A job as enqueue returns it: `created` is false when a live job with the same key existed. */
@@ -22,6 +23,9 @@ export interface BulkJob {
 
 /** The most jobs one enqueueMany statement carries; larger inputs are split into batches. */
 export const ENQUEUE_BATCH_MAX = 1_000;
+
+/** Batches of one enqueueMany written at once, when their order cannot matter (decision 0209). */
+const ENQUEUE_BATCHES_IN_FLIGHT = 2;
 
 /**
  * Single enqueues made outside a transaction, shared by every Queue of one Leasehold: those
@@ -58,8 +62,14 @@ export class Queue {
   }
 
   /**
-   * Enqueues many jobs, in order, one statement per batch of up to 1,000. With `tx`, every batch
-   * joins that transaction; without, each batch commits on its own.
+   * Enqueues many jobs, one statement per batch of up to 1,000, and answers them in input order.
+   * With `tx`, every batch joins that transaction, one after another. Without, each batch commits
+   * on its own; when no job has a key or a partition key, two batches are written at once on two
+   * connections (while one commits, the next is sent; decision 0209), so ids follow input order
+   * within a batch but not always across batches. With keys or partition keys the batches go one
+   * after another: a later batch must see an earlier one's keys, and a partition's jobs must
+   * become claimable in enqueue order. If a batch fails, no further batch is started, the one
+   * still being written is waited for, and the error is thrown; the batches that committed stay.
    */
   async enqueueMany(
     jobs: readonly BulkJob[],
@@ -83,14 +93,20 @@ export class Queue {
       }
     });
     this.checkTransaction(options.tx);
+    const batches: JobSpec[][] = [];
+    for (let start = 0; start < specs.length; start += ENQUEUE_BATCH_MAX)
+      batches.push(specs.slice(start, start + ENQUEUE_BATCH_MAX));
+    const independent =
+      options.tx === undefined &&
+      specs.every((spec) => spec.key === undefined && spec.partitionKey === undefined);
+    const answers = await mapLimited(
+      batches,
+      independent ? ENQUEUE_BATCHES_IN_FLIGHT : 1,
+      (batch) => this.engine.jobEnqueue({ jobs: batch, ...(options.tx ? { tx: options.tx } : {}) }),
+    );
     const out: EnqueuedJob[] = [];
-    for (let start = 0; start < specs.length; start += ENQUEUE_BATCH_MAX) {
-      const outcomes = await this.engine.jobEnqueue({
-        jobs: specs.slice(start, start + ENQUEUE_BATCH_MAX),
-        ...(options.tx ? { tx: options.tx } : {}),
-      });
+    for (const outcomes of answers)
       for (const o of outcomes) out.push({ ...o.job, created: o.created });
-    }
     return out;
   }
 

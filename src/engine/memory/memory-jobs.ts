@@ -14,7 +14,7 @@ import { backoffDelay } from '../../core/backoff.js';
 import { ConflictError, UnsupportedError } from '../../core/errors.js';
 import { JOB_STATUSES, type Job } from '../../core/types.js';
 import type { CallerTransaction } from '../engine.js';
-import { JOBS_TOPIC } from '../jobs.js';
+import { JOBS_TOPIC, newJob } from '../jobs.js';
 import {
   claimOrder,
   dedupKey,
@@ -278,30 +278,17 @@ export class MemoryJobs implements JobOperations {
     const availableAt = spec.runAt
       ? new Date(spec.runAt.getTime())
       : new Date(now.getTime() + Math.max(0, spec.delayMs ?? 0));
-    const record: JobRecord = {
-      id: this.nextId++,
-      queue: spec.queue,
-      type: spec.type ?? null,
-      key: spec.key ?? null,
-      payload: toJson(spec.payload),
-      headers: toJson(spec.headers ?? {}) as Record<string, string>,
-      partitionKey: spec.partitionKey ?? null,
-      priority: spec.priority ?? 0,
-      status: 'pending',
-      attempts: 0,
-      maxAttempts: spec.maxAttempts,
+    // Copies of the payload and headers: stored state never shares an object with a caller.
+    const record: JobRecord = newJob(
+      {
+        ...spec,
+        payload: toJson(spec.payload),
+        headers: toJson(spec.headers ?? {}) as Record<string, string>,
+      },
+      this.nextId++,
+      now,
       availableAt,
-      claimedBy: null,
-      claimedAt: null,
-      leaseExpiresAt: null,
-      generation: 0,
-      result: null,
-      lastError: null,
-      errors: [],
-      createdAt: now,
-      updatedAt: now,
-      finishedAt: null,
-    };
+    );
     this.jobs.set(record.id, record);
     if (record.key !== null) this.liveKeys.set(dedupKey(record.queue, record.key), record.id);
     return record;

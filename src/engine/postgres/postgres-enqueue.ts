@@ -5,16 +5,20 @@
  */
 import { ConflictError } from '../../core/errors.js';
 import type { CallerTransaction } from '../engine.js';
-import type { EnqueueOutcome, JobEnqueueParams, JobSpec } from '../jobs.js';
+import { newJob, type EnqueueOutcome, type JobEnqueueParams, type JobSpec } from '../jobs.js';
 import type { PgContext } from './context.js';
 import { enqueueQueries, type EnqueueQueries } from './enqueue-queries.js';
-import { mapJob, mapJobValues, type JobRow } from './job-rows.js';
+import { mapJob, type JobRow } from './job-rows.js';
+import { toSafeInteger } from './rows.js';
 import { NotifyCoalescer } from './notify-coalescer.js';
 
 /** How often enqueue asks again for keys whose live job a concurrent enqueue committed. */
 const ENQUEUE_RUNS = 3;
 
 type EnqueueRow = JobRow & { o: number; created: boolean };
+/** JobEnqueueUnkeyed's answer: what the database decided for each new job, in input order. */
+type InsertedRow = { id: string; created_at: Date; available_at: Date };
+type InsertedValues = [id: string, createdAt: Date, availableAt: Date];
 
 export class PostgresEnqueue {
   /** Enqueues in flight outside a caller's transaction: more than one, and they coalesce. */
@@ -94,9 +98,12 @@ export class PostgresEnqueue {
     });
   }
 
-  /** No job has a key: one plain INSERT, every job created. */
+  /**
+   * No job has a key: one plain INSERT, every job created. Its answer row k (id order) is the
+   * job of spec k (input order), made from the spec and what the database decided (newJob).
+   */
   private async enqueueUnkeyed(p: JobEnqueueParams): Promise<EnqueueOutcome[]> {
-    const jobs = await this.announcing(p.tx, async (channel, created) => {
+    const rows = await this.announcing(p.tx, async (channel, created) => {
       const values = [
         JSON.stringify(p.jobs.map((spec, i) => specJson(i, spec))),
         this.ctx.pinnedNow(),
@@ -106,12 +113,19 @@ export class PostgresEnqueue {
       // A bulk enqueue's answer is thousands of rows: outside a caller's transaction they come
       // as arrays of values, sparing node-postgres an object per row (as the claim does).
       const inserted = p.tx
-        ? (await this.ctx.query<JobRow>('JobEnqueueUnkeyed', sql, values, p.tx)).map(mapJob)
-        : (await this.ctx.queryValues('JobEnqueueUnkeyed', sql, values)).map(mapJobValues);
-      for (const job of inserted) created.add(job.queue);
+        ? (await this.ctx.query<InsertedRow>('JobEnqueueUnkeyed', sql, values, p.tx)).map(
+            (r): InsertedValues => [r.id, r.created_at, r.available_at],
+          )
+        : ((await this.ctx.queryValues('JobEnqueueUnkeyed', sql, values)) as InsertedValues[]);
+      for (const spec of p.jobs) created.add(spec.queue);
       return inserted;
     });
-    return jobs.map((job) => ({ job, created: true }));
+    if (rows.length !== p.jobs.length)
+      throw new Error(`JobEnqueueUnkeyed answered ${rows.length} rows for ${p.jobs.length} jobs`);
+    return rows.map(([id, createdAt, availableAt], k) => ({
+      job: newJob(p.jobs[k]!, toSafeInteger(id, 'jobs.id'), createdAt, availableAt),
+      created: true,
+    }));
   }
 
   /**

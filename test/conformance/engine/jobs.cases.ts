@@ -96,6 +96,32 @@ export function jobEngineCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
+      'answers a batch without keys with each job exactly as stored, whatever its options',
+      async ({ engine, clock }) => {
+        const runAt = new Date(clock.now().getTime() + 3_600_000);
+        const specs: JobSpec[] = [
+          { queue: 'q', payload: { nested: { list: [1, 2.5, 'три'] }, b: true }, maxAttempts: 1 },
+          { queue: 'q', payload: null, type: 'v2', headers: { trace: 't1' }, maxAttempts: 4 },
+          { queue: 'q', payload: 'text', partitionKey: 'p', priority: -3, maxAttempts: 2 },
+          { queue: 'other', payload: [1, [2]], delayMs: 1_500, maxAttempts: 9 },
+          { queue: 'q', payload: 7, runAt, priority: 5, maxAttempts: 3 },
+        ];
+        const outcomes = await engine.jobEnqueue({ jobs: specs });
+        assert.equal(outcomes.length, specs.length);
+        const now = clock.now().getTime();
+        assert.equal(outcomes[3]?.job.availableAt.getTime(), now + 1_500);
+        assert.equal(outcomes[4]?.job.availableAt.getTime(), runAt.getTime());
+        for (const [i, { job, created }] of outcomes.entries()) {
+          assert.ok(created);
+          assert.equal(job.queue, specs[i]!.queue);
+          assert.deepEqual(job.payload, specs[i]!.payload);
+          assert.deepEqual(await engine.jobGet({ id: job.id }), job, `job ${i}`);
+        }
+      },
+    );
+
+    conformanceCase(
+      h,
       'enqueues a batch in order: one outcome per spec, ids increasing',
       async ({ engine }) => {
         const outcomes = await engine.jobEnqueue({
