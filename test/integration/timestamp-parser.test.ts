@@ -63,6 +63,22 @@ describe('the timestamptz reader', () => {
     }
   });
 
+  it('answers a text read moments before with a new Date of the same instant', () => {
+    const texts = [
+      '2026-11-23 13:29:27.123456+00',
+      '2026-11-23 13:29:57.123456+00',
+      '2026-11-23 13:29:27.123456+05:30',
+      '2026-11-23 13:29:27.123456+00',
+      'infinity',
+      '2026-11-23 13:29:57.123456+00',
+      'infinity',
+    ];
+    const first = parseTimestamptz(texts[0]!);
+    first.setTime(0); // a caller changing its Date must not change what the next read answers
+    for (const text of [...texts, ...texts, ...texts]) assertSameAsDriver(text);
+    assert.notEqual(parseTimestamptz(texts[0]!), parseTimestamptz(texts[0]!));
+  });
+
   it('hands text in another form to node-postgres', () => {
     for (const text of ['2026-11-23 13:29:27', '2026-11-23T13:29:27Z', '2026-11-23 13:29:27.+00'])
       assertSameAsDriver(text);

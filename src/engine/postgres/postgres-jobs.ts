@@ -27,7 +27,7 @@ import type { PgContext } from './context.js';
 import { jobQueries, type JobQueries } from './job-queries.js';
 import { mapJob, mapJobValues, type JobRow } from './job-rows.js';
 import { PostgresEnqueue } from './postgres-enqueue.js';
-import { toSafeInteger } from './rows.js';
+import { integerArray, toSafeInteger } from './rows.js';
 
 /** The error recorded when the rescuer takes a job back from a silent worker. */
 const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
@@ -78,16 +78,16 @@ export class PostgresJobs implements JobOperations {
   }
 
   async jobRenewLeases(p: JobRenewParams): Promise<JobRenewed[]> {
-    const refs = distinctRefs(p.jobs);
-    if (refs.length === 0) return this.nothing([]);
+    const batch = refBatch(p.jobs);
+    if (batch.refs.length === 0) return this.nothing([]);
     const rows = await this.ctx.query<{ id: string; lease_expires_at: Date }>(
       'JobRenewLeases',
       this.sql.JobRenewLeases,
       [
         p.workerId,
-        refs.map((r) => r.ref.id),
-        refs.map((r) => r.ref.generation),
-        refs.map((r) => r.o),
+        batch.ids,
+        batch.generations,
+        batch.ordinals,
         p.leaseTtlMs,
         this.ctx.pinnedNow(),
       ],
@@ -99,11 +99,9 @@ export class PostgresJobs implements JobOperations {
   }
 
   async jobComplete(p: JobCompleteParams): Promise<number[]> {
-    const refs = distinctRefs(p.jobs);
-    if (refs.length === 0) return this.nothing([]);
-    const ids = refs.map((r) => r.ref.id);
-    const generations = refs.map((r) => r.ref.generation);
-    const ordinals = refs.map((r) => r.o);
+    const batch = refBatch(p.jobs);
+    if (batch.refs.length === 0) return this.nothing([]);
+    const { ids, generations, ordinals } = batch;
     const [now, channel] = [this.ctx.pinnedNow(), this.ctx.notifyChannel];
     // A removed job's result is not kept, so it is not sent either.
     const rows = p.remove
@@ -120,7 +118,7 @@ export class PostgresJobs implements JobOperations {
             p.workerId,
             ids,
             generations,
-            refs.map((r) => jsonText(r.ref.result)),
+            batch.refs.map((r) => jsonText(r.ref.result)),
             ordinals,
             now,
             channel,
@@ -131,19 +129,20 @@ export class PostgresJobs implements JobOperations {
   }
 
   async jobFail(p: JobFailParams): Promise<JobFailOutcome[]> {
-    const refs = distinctRefs(p.jobs);
+    const batch = refBatch(p.jobs);
+    const { refs } = batch;
     if (refs.length === 0) return this.nothing([]);
     const rows = await this.ctx.query<{ id: string; status: 'pending' | 'dead' }>(
       'JobFail',
       this.sql.JobFail,
       [
         p.workerId,
-        refs.map((r) => r.ref.id),
-        refs.map((r) => r.ref.generation),
+        batch.ids,
+        batch.generations,
         refs.map((r) => r.ref.error),
         refs.map((r) => r.ref.retryDelayMs),
         refs.map((r) => r.ref.final === true),
-        refs.map((r) => r.o),
+        batch.ordinals,
         this.ctx.pinnedNow(),
         this.ctx.notifyChannel,
       ],
@@ -155,13 +154,14 @@ export class PostgresJobs implements JobOperations {
   }
 
   async jobHandBack(p: { workerId: string; jobs: readonly JobLeaseRef[] }): Promise<number[]> {
-    const refs = distinctRefs(p.jobs);
+    const batch = refBatch(p.jobs);
+    const { refs } = batch;
     if (refs.length === 0) return this.nothing([]);
     const rows = await this.ctx.query<{ id: string }>('JobHandBack', this.sql.JobHandBack, [
       p.workerId,
-      refs.map((r) => r.ref.id),
-      refs.map((r) => r.ref.generation),
-      refs.map((r) => r.o),
+      batch.ids,
+      batch.generations,
+      batch.ordinals,
       this.ctx.pinnedNow(),
       this.ctx.notifyChannel,
     ]);
@@ -281,16 +281,37 @@ function jsonText(value: unknown): string {
  * the answer keeps input order; sorted by id, so concurrent batches lock rows in one order and
  * cannot deadlock each other.
  */
-function distinctRefs<R extends JobLeaseRef>(refs: readonly R[]): { ref: R; o: number }[] {
-  const seen = new Set<string>();
-  const out: { ref: R; o: number }[] = [];
-  refs.forEach((ref, o) => {
-    const k = `${ref.id}:${ref.generation}`;
-    if (seen.has(k)) return;
-    seen.add(k);
-    out.push({ ref, o });
-  });
-  return out.sort((a, b) => a.ref.id - b.ref.id || a.o - b.o);
+/** A batch's distinct leases in lock order, and the array parameters that carry them. */
+interface RefBatch<R extends JobLeaseRef> {
+  refs: { ref: R; o: number }[];
+  ids: string;
+  generations: string;
+  /** Each lease's position in the caller's list, to answer in that order. */
+  ordinals: string;
+}
+
+/**
+ * The distinct (id, generation) pairs of `refs`, the first of each kept, sorted by id (the order
+ * the statement locks rows, so that two batches cannot deadlock), with their ids, generations
+ * and ordinals as array literals (`{1,2,3}`): node-postgres would quote and escape each element
+ * of a JavaScript array, and a flush carries thousands.
+ */
+function refBatch<R extends JobLeaseRef>(list: readonly R[]): RefBatch<R> {
+  const sorted = list
+    .map((ref, o) => ({ ref, o }))
+    .sort((a, b) => a.ref.id - b.ref.id || a.ref.generation - b.ref.generation || a.o - b.o);
+  const refs = sorted.filter(
+    (r, i) =>
+      i === 0 ||
+      r.ref.id !== sorted[i - 1]!.ref.id ||
+      r.ref.generation !== sorted[i - 1]!.ref.generation,
+  );
+  return {
+    refs,
+    ids: integerArray(refs.map((r) => r.ref.id)),
+    generations: integerArray(refs.map((r) => r.ref.generation)),
+    ordinals: integerArray(refs.map((r) => r.o)),
+  };
 }
 
 /** The name of the unique index or constraint a driver error violated, if any. */

@@ -31,6 +31,11 @@ export function toSafeInteger(value: string | number, column: string): number {
   return n;
 }
 
+/** Integers as a PostgreSQL array literal, `{1,2,3}`, for an `int[]` or `bigint[]` parameter. */
+export function integerArray(values: readonly number[]): string {
+  return `{${values.join(',')}}`;
+}
+
 export function mapLease(row: LeaseRow): Lease {
   return {
     id: toSafeInteger(row.id, 'leases.id'),

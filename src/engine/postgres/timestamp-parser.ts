@@ -74,9 +74,25 @@ function readIso(text: string): number {
   return utc - sign * offsetSeconds * 1000;
 }
 
+/**
+ * The last few texts read, with their instants. A job row carries up to five timestamps, and
+ * the rows of one answer mostly share them (a claimed batch its claimed_at, updated_at and
+ * lease_expires_at; jobs enqueued together their created_at and available_at), so most reads
+ * are a comparison with a text from the row before. Filled round robin.
+ */
+const RECENT = 4;
+const recentTexts: string[] = new Array<string>(RECENT).fill('');
+const recentMs: number[] = new Array<number>(RECENT).fill(0);
+let nextSlot = 0;
+
 export function parseTimestamptz(text: string): Date {
+  for (let i = 0; i < RECENT; i++) if (recentTexts[i] === text) return new Date(recentMs[i]!);
   const ms = readIso(text);
-  return Number.isNaN(ms) ? fallback(text) : new Date(ms);
+  if (Number.isNaN(ms)) return fallback(text);
+  recentTexts[nextSlot] = text;
+  recentMs[nextSlot] = ms;
+  nextSlot = (nextSlot + 1) % RECENT;
+  return new Date(ms);
 }
 
 /** Per-query type parsers: our timestamptz reader, node-postgres's parsers for the rest. */
