@@ -289,6 +289,7 @@ export class Worker {
   }
 
   private notifyIdle(): void {
+    if (this.idleWaiters.size === 0) return; // the common case, once per job: no copy
     for (const waiter of [...this.idleWaiters]) waiter();
   }
 }
