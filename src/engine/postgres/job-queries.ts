@@ -111,6 +111,25 @@ export interface JobQueries {
   JobPrune: string;
 }
 
+/**
+ * What the claim's answer leaves out, because the claimer knows it: status (processing),
+ * claimed_by (itself), updated_at (the claim's now, which claimed_at carries), and two columns
+ * no claimable job has set: result and finished_at (a retry clears both; failure, hand-back and
+ * rescue never set them). Sent as NULLs so each row keeps JOB_COLUMNS' positions;
+ * job-rows.ts mapClaimedValues fills them in. Dropping them measured 7% more burn-down
+ * throughput (decision 0210): PostgreSQL formats, and node reads, less per claimed job.
+ */
+const KNOWN_TO_CLAIMER: ReadonlySet<JobColumn> = new Set([
+  'status',
+  'claimed_by',
+  'updated_at',
+  'result',
+  'finished_at',
+] as const);
+const CLAIM_RETURNING = JOB_COLUMNS.map((c) =>
+  KNOWN_TO_CLAIMER.has(c) ? `NULL AS ${c}` : `j.${c}`,
+).join(', ');
+
 export function jobQueries(s: string): JobQueries {
   const cols = jobColumns('j');
   return {
@@ -172,7 +191,7 @@ export function jobQueries(s: string): JobQueries {
           updated_at       = clock.now
         FROM clock
         WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
-        RETURNING ${cols}
+        RETURNING ${CLAIM_RETURNING}
       )
       SELECT * FROM claimed ORDER BY priority DESC, available_at, id`,
 

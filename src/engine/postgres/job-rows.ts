@@ -96,6 +96,14 @@ export function mapJobValues(v: readonly unknown[]): Job {
   };
 }
 
+/** A row of the claim's answer (job-queries.ts KNOWN_TO_CLAIMER), claimed by `workerId`. */
+export function mapClaimedValues(v: unknown[], workerId: string): Job {
+  v[AT.status] = 'processing';
+  v[AT.claimed_by] = workerId;
+  v[AT.updated_at] = new Date((v[AT.claimed_at] as Date).getTime());
+  return mapJobValues(v);
+}
+
 export function mapJob(row: JobRow): Job {
   return mapJobValues(JOB_COLUMNS.map((c) => row[c]));
 }

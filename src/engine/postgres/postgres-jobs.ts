@@ -25,7 +25,7 @@ import type {
 } from '../jobs.js';
 import type { PgContext } from './context.js';
 import { jobQueries, type JobQueries } from './job-queries.js';
-import { mapJob, mapJobValues, type JobRow } from './job-rows.js';
+import { mapClaimedValues, mapJob, type JobRow } from './job-rows.js';
 import { PostgresEnqueue } from './postgres-enqueue.js';
 import { integerArray, toSafeInteger } from './rows.js';
 
@@ -69,7 +69,7 @@ export class PostgresJobs implements JobOperations {
           p.leaseTtlMs,
           this.ctx.pinnedNow(),
         ]);
-        return rows.map(mapJobValues);
+        return rows.map((values) => mapClaimedValues(values, p.workerId));
       } catch (error) {
         if (!lostPartitionRace(error)) throw error;
         if (run >= CLAIM_RUNS) return [];

@@ -297,6 +297,30 @@ export function jobEngineCases(h: EngineHarness): void {
         const [again] = await claim(engine, 'w2');
         assert.equal(again?.generation, 2, 'a new claim is a new term');
         assert.equal(again?.claimedBy, 'w2');
+        assert.deepEqual(await engine.jobGet({ id: job!.id }), again, 'after a hand-back');
+      },
+    );
+
+    conformanceCase(
+      h,
+      'answers a claim with the job as stored, also after a failure and after a retry',
+      async ({ engine }) => {
+        await enqueue(engine, spec());
+        const [first] = await claim(engine, 'w1');
+        await engine.jobFail({
+          workerId: 'w1',
+          jobs: [{ ...ref(first!), error: 'boom', retryDelayMs: 0 }],
+        });
+        const [afterFailure] = await claim(engine, 'w2');
+        assert.equal(afterFailure?.lastError, 'boom');
+        assert.deepEqual(await engine.jobGet({ id: first!.id }), afterFailure);
+
+        await engine.jobComplete({ workerId: 'w2', jobs: [{ ...ref(afterFailure!), result: 7 }] });
+        await engine.jobRetry({ id: first!.id });
+        const [afterRetry] = await claim(engine, 'w3');
+        assert.equal(afterRetry?.result, null, 'a retry clears the result');
+        assert.equal(afterRetry?.finishedAt, null);
+        assert.deepEqual(await engine.jobGet({ id: first!.id }), afterRetry);
       },
     );
 
