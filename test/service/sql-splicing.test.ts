@@ -45,6 +45,7 @@ const ALLOWED_NAMES = new Set([
   'ENQUEUE_INPUT',
   'ENQUEUE_COLUMNS',
   'ENQUEUE_VALUES',
+  'CLAIM_RETURNING',
   'liveSameHolder',
   'acquireConflict',
   'returning',
