@@ -1,8 +1,8 @@
 /**
  * The job family on PostgreSQL: each operation is one statement from job-queries (enqueue's from
- * enqueue-queries), whatever the batch size. This module only shapes parameters and answers: it deduplicates batch input,
- * keeps answers in input order, and runs a claim again when it lost a partition race (see
- * jobClaimBatch). Enqueue, with its dedup and notification coalescing, is postgres-enqueue.ts.
+ * enqueue-queries), whatever the batch size. This module only shapes parameters and answers:
+ * it deduplicates batch input, keeps answers in input order, and runs a claim again when it
+ * lost a partition race (see jobClaimBatch). Enqueue, with its dedup and notification coalescing, is postgres-enqueue.ts.
  */
 import { ConflictError, LeaseholdError } from '../../core/errors.js';
 import type { Job } from '../../core/types.js';
@@ -155,8 +155,7 @@ export class PostgresJobs implements JobOperations {
 
   async jobHandBack(p: { workerId: string; jobs: readonly JobLeaseRef[] }): Promise<number[]> {
     const batch = refBatch(p.jobs);
-    const { refs } = batch;
-    if (refs.length === 0) return this.nothing([]);
+    if (batch.refs.length === 0) return this.nothing([]);
     const rows = await this.ctx.query<{ id: string }>('JobHandBack', this.sql.JobHandBack, [
       p.workerId,
       batch.ids,
@@ -276,11 +275,6 @@ function jsonText(value: unknown): string {
   return JSON.stringify(value ?? null) ?? 'null';
 }
 
-/**
- * Batch input without repeated (id, generation) pairs, the first kept, with its ordinal `o` so
- * the answer keeps input order; sorted by id, so concurrent batches lock rows in one order and
- * cannot deadlock each other.
- */
 /** A batch's distinct leases in lock order, and the array parameters that carry them. */
 interface RefBatch<R extends JobLeaseRef> {
   refs: { ref: R; o: number }[];
@@ -291,9 +285,9 @@ interface RefBatch<R extends JobLeaseRef> {
 }
 
 /**
- * The distinct (id, generation) pairs of `refs`, the first of each kept, sorted by id (the order
- * the statement locks rows, so that two batches cannot deadlock), with their ids, generations
- * and ordinals as array literals (`{1,2,3}`): node-postgres would quote and escape each element
+ * The distinct (id, generation) pairs of `list`, the first of each kept with its ordinal so the
+ * answer keeps input order, sorted by id (so concurrent batches lock rows in one order and cannot
+ * deadlock each other), with their ids, generations and ordinals as array literals (`{1,2,3}`): node-postgres would quote and escape each element
  * of a JavaScript array, and a flush carries thousands.
  */
 function refBatch<R extends JobLeaseRef>(list: readonly R[]): RefBatch<R> {
