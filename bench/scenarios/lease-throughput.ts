@@ -1,7 +1,8 @@
 /**
  * Leases: acquire+release pairs/s and renews/s with 8 concurrent holders, each on its own
  * resource: leasehold in process; leasehold's HTTP service with 8 keep-alive clients (the
- * service in its own process, and in the client's process); the same SQL statements through
+ * service in its own process, driven by the benchmark's load generator and by node:http's
+ * client, and in the client's process); the same SQL statements through
  * `pg` on 8 connections and through pgbench.
  */
 import { roundRobin, type BenchSystem, type Family, type FamilyContext } from '../lib/family.js';
@@ -57,7 +58,13 @@ export const leasesFamily: Family = {
         leaseholdLeaseThroughput(url, seconds),
       ),
       system(ctx, 'http', 'leasehold over HTTP (service in its own process)', () =>
-        httpLeaseThroughput(url, seconds),
+        httpLeaseThroughput(url, seconds, 'load-generator'),
+      ),
+      system(
+        ctx,
+        'httpNodeClient',
+        'leasehold over HTTP (service in its own process, node:http client)',
+        () => httpLeaseThroughput(url, seconds, 'node-http'),
       ),
       system(ctx, 'httpSameProcess', 'leasehold over HTTP (service in the client process)', () =>
         httpSameProcessLeaseThroughput(url, seconds),
@@ -98,6 +105,18 @@ export const leasesFamily: Family = {
       numerator: 'leases.http.pairs',
       denominator: 'leases.inProcess.pairs',
       target: { op: '>=', value: 0.5 },
+    });
+    r.ratio({
+      key: 'httpNodeClientVsInProcess',
+      label: 'lease pairs: HTTP with node:http as the client ÷ in process',
+      numerator: 'leases.httpNodeClient.pairs',
+      denominator: 'leases.inProcess.pairs',
+    });
+    r.ratio({
+      key: 'httpNodeClientRenewsVsInProcess',
+      label: 'lease renews: HTTP with node:http as the client ÷ in process',
+      numerator: 'leases.httpNodeClient.renews',
+      denominator: 'leases.inProcess.renews',
     });
     r.ratio({
       key: 'httpSameProcessVsInProcess',

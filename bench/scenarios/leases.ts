@@ -2,13 +2,16 @@
  * Lease throughput: acquire+release pairs/s and renews/s with 8 concurrent holders, each on its
  * own resource, through the library in process and through the HTTP service driven by 8
  * keep-alive clients: the service in its own process (`leasehold serve`, as it is deployed),
- * and the service started in the benchmark's own process.
+ * and the service started in the benchmark's own process. The clients are the benchmark's lean
+ * load generator (http-load.ts); the service in its own process is also measured with
+ * node:http's client, to show what a heavier client costs on the shared cores.
  */
 import { Agent, request } from 'node:http';
 import { Leasehold } from '../../src/leasehold.js';
 import { startServer } from '../../src/service/server.js';
 import { startChild } from '../lib/child.js';
 import { dropSchema, freshSchema } from '../lib/database.js';
+import { HttpLoadConnection } from '../lib/http-load.js';
 import { timedLoops } from '../lib/loops.js';
 
 const HOLDERS = 8;
@@ -55,7 +58,34 @@ export async function leaseholdLeaseThroughput(
 
 type Call = (method: string, path: string, body: unknown) => Promise<{ token: number }>;
 
-function client(base: string, agent: Agent): Call {
+/** How the benchmark talks HTTP: its lean load generator, or node:http's client. */
+export type HttpLoadClient = 'load-generator' | 'node-http';
+
+/** One `Call` per holder, each on its own keep-alive connection, and a way to close them. */
+async function openCalls(
+  base: string,
+  kind: HttpLoadClient,
+): Promise<{ calls: Call[]; close: () => void }> {
+  if (kind === 'node-http') {
+    const agent = new Agent({ keepAlive: true, maxSockets: HOLDERS });
+    const call = nodeHttpCall(base, agent);
+    return { calls: Array.from({ length: HOLDERS }, () => call), close: () => agent.destroy() };
+  }
+  const connections = await Promise.all(
+    Array.from({ length: HOLDERS }, () => HttpLoadConnection.open(base)),
+  );
+  return {
+    calls: connections.map((connection) => async (method, path, body) => {
+      const answer = await connection.request(method, path, body);
+      if (answer.status >= 300)
+        throw new Error(`${method} ${path}: ${answer.status} ${answer.body}`);
+      return JSON.parse(answer.body) as { token: number };
+    }),
+    close: () => connections.forEach((c) => c.close()),
+  };
+}
+
+function nodeHttpCall(base: string, agent: Agent): Call {
   const { hostname, port } = new URL(base);
   return (method, path, body) =>
     new Promise((resolve, reject) => {
@@ -89,26 +119,28 @@ function client(base: string, agent: Agent): Call {
 }
 
 /** Pairs, then renews, through the service at `base` with 8 keep-alive clients. */
-async function overHttp(base: string, seconds: number): Promise<LeaseThroughput> {
-  const agent = new Agent({ keepAlive: true, maxSockets: HOLDERS });
-  const call = client(base, agent);
+async function overHttp(
+  base: string,
+  seconds: number,
+  kind: HttpLoadClient,
+): Promise<LeaseThroughput> {
+  const { calls, close } = await openCalls(base, kind);
   try {
     const pairs = await loop(seconds, async (i) => {
-      const lease = await call('POST', '/api/leases', {
+      const lease = await calls[i]!('POST', '/api/leases', {
         resource: `r${i}`,
         holder: `h${i}`,
         ttlSeconds: 30,
       });
-      await call('DELETE', '/api/leases/release', {
+      await calls[i]!('DELETE', '/api/leases/release', {
         resource: `r${i}`,
         holder: `h${i}`,
         token: lease.token,
       });
     });
     const tokens = await Promise.all(
-      Array.from(
-        { length: HOLDERS },
-        async (_, i) =>
+      calls.map(
+        async (call, i) =>
           (
             await call('POST', '/api/leases', {
               resource: `q${i}`,
@@ -119,7 +151,7 @@ async function overHttp(base: string, seconds: number): Promise<LeaseThroughput>
       ),
     );
     const renews = await loop(seconds, async (i) => {
-      await call('PUT', '/api/leases/renew', {
+      await calls[i]!('PUT', '/api/leases/renew', {
         resource: `q${i}`,
         holder: `h${i}`,
         token: tokens[i],
@@ -128,12 +160,16 @@ async function overHttp(base: string, seconds: number): Promise<LeaseThroughput>
     });
     return { pairs, renews };
   } finally {
-    agent.destroy();
+    close();
   }
 }
 
 /** The HTTP service in its own process (`leasehold serve`), as it is deployed. */
-export async function httpLeaseThroughput(url: string, seconds: number): Promise<LeaseThroughput> {
+export async function httpLeaseThroughput(
+  url: string,
+  seconds: number,
+  kind: HttpLoadClient,
+): Promise<LeaseThroughput> {
   const schema = freshSchema('bench_lh_http');
   const service = startChild('src/cli/main.ts', [
     'serve',
@@ -149,7 +185,7 @@ export async function httpLeaseThroughput(url: string, seconds: number): Promise
   ]);
   try {
     const [, base] = await service.waitForLine(/listening on (http:\/\/\S+)/);
-    return await overHttp(base!, seconds);
+    return await overHttp(base!, seconds, kind);
   } finally {
     await service.stop();
     await dropSchema(url, schema);
@@ -173,7 +209,7 @@ export async function httpSameProcessLeaseThroughput(
   });
   const server = await startServer({ lh, port: 0, maintenance: false });
   try {
-    return await overHttp(server.url, seconds);
+    return await overHttp(server.url, seconds, 'load-generator');
   } finally {
     await server.close();
     await lh.close();

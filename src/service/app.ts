@@ -87,11 +87,18 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   );
 
   app.decorateRequest('principal', null as unknown as Principal);
-  app.addHook('onRequest', async (request) => {
+  // Callback hooks on every request (here, security-headers.ts, metrics.ts): an async hook
+  // costs a promise and a microtask turn per request.
+  app.addHook('onRequest', (request, _reply, done) => {
     const scope = request.routeOptions.config.scope;
-    if (!scope) return;
-    request.principal = auth.authenticate(request);
-    requireScope(request.principal, scope);
+    if (!scope) return done();
+    try {
+      request.principal = auth.authenticate(request);
+      requireScope(request.principal, scope);
+    } catch (error) {
+      return done(error as Error);
+    }
+    done();
   });
 
   await app.register(swagger, {

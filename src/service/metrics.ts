@@ -81,11 +81,12 @@ export function createMetrics(ctx: ServiceContext): ServiceMetrics {
 }
 
 export function metricsRoutes(app: FastifyInstance, metrics: ServiceMetrics): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const labels = { method: request.method, route };
     metrics.httpRequests.inc({ ...labels, status: String(reply.statusCode) });
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
   app.get('/metrics', {
     config: { scope: 'read' },

@@ -38,6 +38,8 @@ const RATIO_KEYS = [
   'httpVsInProcess',
   'httpRenewsVsInProcess',
   'httpSameProcessVsInProcess',
+  'httpNodeClientVsInProcess',
+  'httpNodeClientRenewsVsInProcess',
 ];
 const PGBENCH_KEYS = ['leasePairsVsPgbench', 'leaseRenewsVsPgbench'];
 
