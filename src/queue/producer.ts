@@ -63,9 +63,15 @@ export class Producer {
 
   constructor(private readonly o: ProducerOptions) {}
 
+  /**
+   * Starts claiming at once and resolves once the listener is up. The first claim does not
+   * wait for the listener (opening its connection is a round trip or two): whatever was
+   * announced before the listener was up is looked for again the moment it is.
+   */
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
+    this.loopDone = this.loop();
     if (this.o.notifications && this.o.engine.capabilities.notifications) {
       try {
         this.subscription = await this.o.engine.notifyListen({
@@ -76,11 +82,13 @@ export class Producer {
           // Whatever was announced while the listener was down: look now.
           onReconnect: () => this.nudge(),
         });
+        // Stopped while the listener was opening: close it here, stop() found none to close.
+        if (!this.running) await this.subscription.unsubscribe().catch(() => {});
+        else this.nudge();
       } catch (error) {
         this.o.onError(error); // polling still works
       }
     }
-    this.loopDone = this.loop();
   }
 
   /** Stops claiming; resolves when no claim is in flight any more. */

@@ -35,17 +35,23 @@ function heldClaims(engine: MemoryEngine) {
   return { wrapped, held, sent: () => sent };
 }
 
-function start(engine: Engine, clock: ManualClock, slots: { active: number }, jobs: Job[]) {
+function start(
+  engine: Engine,
+  clock: ManualClock,
+  slots: { active: number },
+  jobs: Job[],
+  options: { notifications?: boolean; pollIntervalMs?: number } = {},
+) {
   const producer = new Producer({
     engine,
     clock,
     workerId: 'w1',
     queues: ['q'],
     leaseTtlMs: 30_000,
-    pollIntervalMs: 10,
+    pollIntervalMs: options.pollIntervalMs ?? 10,
     cooldownMs: 0,
     maxBatch: MAX_BATCH,
-    notifications: false,
+    notifications: options.notifications ?? false,
     freeSlots: () => CONCURRENCY - slots.active,
     dispatch: (job) => {
       slots.active++;
@@ -122,5 +128,73 @@ describe('Producer', () => {
       for (const claim of [...held]) claim.release();
       await producer.stop();
     }
+  });
+
+  it('claims before its listener is up, and looks again the moment it is', async () => {
+    const engine = new MemoryEngine();
+    const clock = new ManualClock();
+    let listenerUp!: () => void;
+    let unsubscribed = 0;
+    const claims: number[] = [];
+    const wrapped = Object.create(engine) as Engine;
+    wrapped.jobClaimBatch = async (p: JobClaimParams) => {
+      const jobs = await engine.jobClaimBatch(p);
+      claims.push(jobs.length);
+      return jobs;
+    };
+    wrapped.notifyListen = async (p) => {
+      await new Promise<void>((resolve) => (listenerUp = resolve));
+      const subscription = await engine.notifyListen(p);
+      return {
+        unsubscribe: async () => {
+          unsubscribed++;
+          await subscription.unsubscribe();
+        },
+      };
+    };
+    const jobs: Job[] = [];
+    // Polling far away: only the listener's arrival can explain a second claim.
+    const producer = start(wrapped, clock, { active: 0 }, jobs, {
+      notifications: true,
+      pollIntervalMs: 60_000,
+    });
+    const started = producer.start();
+    try {
+      await waitFor('the first claim, listener still opening', () => claims.length === 1);
+      assert.deepEqual(claims, [0]);
+      // Enqueued while nobody listens: its notification is lost.
+      await engine.jobEnqueue({ jobs: [{ queue: 'q', payload: {}, maxAttempts: 3 }] });
+      listenerUp();
+      await started;
+      await waitFor('the job claimed once the listener is up', () => jobs.length === 1);
+      assert.deepEqual(claims, [0, 1]);
+    } finally {
+      await producer.stop();
+    }
+    assert.equal(unsubscribed, 1);
+  });
+
+  it('closes a listener that opens after it was stopped', async () => {
+    const engine = new MemoryEngine();
+    let listenerUp!: () => void;
+    let unsubscribed = 0;
+    const wrapped = Object.create(engine) as Engine;
+    wrapped.notifyListen = async (p) => {
+      await new Promise<void>((resolve) => (listenerUp = resolve));
+      const subscription = await engine.notifyListen(p);
+      return {
+        unsubscribe: async () => {
+          unsubscribed++;
+          await subscription.unsubscribe();
+        },
+      };
+    };
+    const producer = start(wrapped, new ManualClock(), { active: 0 }, [], { notifications: true });
+    const started = producer.start();
+    await waitFor('the listener opening', () => listenerUp !== undefined);
+    await producer.stop();
+    listenerUp();
+    await started;
+    assert.equal(unsubscribed, 1, 'the late listener is closed');
   });
 });
