@@ -1,10 +1,24 @@
 /**
- * The one door from the clients to the service: JSON over fetch with a timeout, API key, and
- * error bodies turned back into LeaseholdErrors with the server's stable code. A network
- * failure, a timeout or a 503 is `unavailable`, so callers retry the same way they would
- * against the library.
+ * The one door from the clients to the service: JSON over keep-alive HTTP with a timeout, API
+ * key, and error bodies turned back into LeaseholdErrors with the server's stable code. A
+ * network failure, a timeout or a 503 is `unavailable`, so callers retry the same way they
+ * would against the library.
+ *
+ * It speaks through node:http (or https) with a keep-alive agent of its own, not fetch: on the
+ * test machine fetch spent about 370 µs of CPU per request against node:http's 40 (decision
+ * 0212), which a task worker or a process holding many leases pays on every renewal. Idle
+ * sockets do not keep the process alive, and the agent follows the server's Keep-Alive
+ * timeout hint, so a socket is not reused just as the server closes it.
  */
-import { ERROR_CODES, LeaseholdError, UnavailableError, type ErrorCode } from '../core/errors.js';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import {
+  ERROR_CODES,
+  InvalidArgumentError,
+  LeaseholdError,
+  UnavailableError,
+  type ErrorCode,
+} from '../core/errors.js';
 
 export interface HttpClientOptions {
   /** e.g. `http://127.0.0.1:4000` */
@@ -20,10 +34,15 @@ export interface HttpAnswer<T> {
 }
 
 export class HttpClient {
-  private readonly baseUrl: string;
+  private readonly base: URL;
+  private readonly send: typeof httpRequest;
+  private readonly agent: HttpAgent;
 
   constructor(private readonly options: HttpClientOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.base = parseBaseUrl(options.baseUrl);
+    const https = this.base.protocol === 'https:';
+    this.send = https ? httpsRequest : httpRequest;
+    this.agent = https ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   }
 
   async request<T>(
@@ -33,25 +52,81 @@ export class HttpClient {
     signal?: AbortSignal,
   ): Promise<HttpAnswer<T>> {
     const timeout = AbortSignal.timeout(this.options.timeoutMs ?? 10_000);
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string | number> = { accept: 'application/json' };
+    if (payload !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = Buffer.byteLength(payload);
+    }
     if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
-    let response: Response;
+    let answer: { status: number; text: string };
     try {
-      response = await fetch(this.baseUrl + path, {
+      answer = await this.exchange(
         method,
+        this.base.pathname.replace(/\/$/, '') + path,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
+        payload,
+        signal ? AbortSignal.any([signal, timeout]) : timeout,
+      );
     } catch (error) {
       throw new UnavailableError(`${method} ${path}: the service did not answer`, error);
     }
-    const text = await response.text().catch(() => '');
-    const parsed = text === '' ? undefined : safeJson(text);
-    if (response.ok) return { status: response.status, body: parsed as T };
-    throw toError(method, path, response.status, parsed);
+    const parsed = answer.text === '' ? undefined : safeJson(answer.text);
+    if (answer.status >= 200 && answer.status < 300)
+      return { status: answer.status, body: parsed as T };
+    throw toError(method, path, answer.status, parsed);
   }
+
+  /** One request and its whole answer; rejects on a network failure, an abort or a cut-off body. */
+  private exchange(
+    method: string,
+    path: string,
+    headers: Record<string, string | number>,
+    payload: string | undefined,
+    signal: AbortSignal,
+  ): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const req = this.send(
+        {
+          protocol: this.base.protocol,
+          hostname: this.base.hostname.replace(/^\[(.*)\]$/, '$1'), // [::1] → ::1
+          port: this.base.port,
+          method,
+          path,
+          headers,
+          agent: this.agent,
+          signal,
+        },
+        (res: IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('error', reject);
+          res.on('end', () => {
+            if (!res.complete) reject(new Error('the answer was cut off'));
+            else
+              resolve({
+                status: res.statusCode ?? 0,
+                text: Buffer.concat(chunks).toString('utf8'),
+              });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+}
+
+function parseBaseUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text.replace(/\/+$/, ''));
+  } catch {
+    throw new InvalidArgumentError('baseUrl', `is not a URL: ${text}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new InvalidArgumentError('baseUrl', `must be an http or https URL: ${text}`);
+  return url;
 }
 
 function toError(method: string, path: string, status: number, body: unknown): LeaseholdError {
