@@ -49,7 +49,9 @@ export const leasesFamily: Family = {
   title: 'Leases',
   about: ({ counts: c }) =>
     `8 concurrent holders, each on its own resource, ${c.leaseSeconds} s per measurement ` +
-    `(pgbench: whole seconds, at least 1): acquire+release pairs/s and renews/s.`,
+    `(pgbench: whole seconds, at least 1): acquire+release pairs/s and renews/s. Over HTTP the ` +
+    `8 clients are the benchmark's keep-alive load generator (bench/lib/http-load.ts), and, in ` +
+    `one row, node:http's client.`,
   async run(ctx) {
     const url = ctx.db.url;
     const seconds = ctx.counts.leaseSeconds;
