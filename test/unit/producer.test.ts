@@ -132,29 +132,16 @@ describe('Producer', () => {
 
   it('claims before its listener is up, and looks again the moment it is', async () => {
     const engine = new MemoryEngine();
-    const clock = new ManualClock();
-    let listenerUp!: () => void;
-    let unsubscribed = 0;
+    const listener = slowListener(engine);
     const claims: number[] = [];
-    const wrapped = Object.create(engine) as Engine;
-    wrapped.jobClaimBatch = async (p: JobClaimParams) => {
+    listener.wrapped.jobClaimBatch = async (p: JobClaimParams) => {
       const jobs = await engine.jobClaimBatch(p);
       claims.push(jobs.length);
       return jobs;
     };
-    wrapped.notifyListen = async (p) => {
-      await new Promise<void>((resolve) => (listenerUp = resolve));
-      const subscription = await engine.notifyListen(p);
-      return {
-        unsubscribe: async () => {
-          unsubscribed++;
-          await subscription.unsubscribe();
-        },
-      };
-    };
     const jobs: Job[] = [];
     // Polling far away: only the listener's arrival can explain a second claim.
-    const producer = start(wrapped, clock, { active: 0 }, jobs, {
+    const producer = start(listener.wrapped, new ManualClock(), { active: 0 }, jobs, {
       notifications: true,
       pollIntervalMs: 60_000,
     });
@@ -164,37 +151,49 @@ describe('Producer', () => {
       assert.deepEqual(claims, [0]);
       // Enqueued while nobody listens: its notification is lost.
       await engine.jobEnqueue({ jobs: [{ queue: 'q', payload: {}, maxAttempts: 3 }] });
-      listenerUp();
+      listener.up();
       await started;
       await waitFor('the job claimed once the listener is up', () => jobs.length === 1);
       assert.deepEqual(claims, [0, 1]);
     } finally {
       await producer.stop();
     }
-    assert.equal(unsubscribed, 1);
+    assert.equal(listener.unsubscribed(), 1);
   });
 
   it('closes a listener that opens after it was stopped', async () => {
-    const engine = new MemoryEngine();
-    let listenerUp!: () => void;
-    let unsubscribed = 0;
-    const wrapped = Object.create(engine) as Engine;
-    wrapped.notifyListen = async (p) => {
-      await new Promise<void>((resolve) => (listenerUp = resolve));
-      const subscription = await engine.notifyListen(p);
-      return {
-        unsubscribe: async () => {
-          unsubscribed++;
-          await subscription.unsubscribe();
-        },
-      };
-    };
-    const producer = start(wrapped, new ManualClock(), { active: 0 }, [], { notifications: true });
+    const listener = slowListener(new MemoryEngine());
+    const producer = start(listener.wrapped, new ManualClock(), { active: 0 }, [], {
+      notifications: true,
+    });
     const started = producer.start();
-    await waitFor('the listener opening', () => listenerUp !== undefined);
+    await waitFor('the listener opening', () => listener.opening());
     await producer.stop();
-    listenerUp();
+    listener.up();
     await started;
-    assert.equal(unsubscribed, 1, 'the late listener is closed');
+    assert.equal(listener.unsubscribed(), 1, 'the late listener is closed');
   });
 });
+
+/** A memory engine whose listener opens only on `up()`, counting unsubscribes. */
+function slowListener(engine: MemoryEngine) {
+  let open: (() => void) | undefined;
+  let unsubscribed = 0;
+  const wrapped = Object.create(engine) as Engine;
+  wrapped.notifyListen = async (p) => {
+    await new Promise<void>((resolve) => (open = resolve));
+    const subscription = await engine.notifyListen(p);
+    return {
+      unsubscribe: async () => {
+        unsubscribed++;
+        await subscription.unsubscribe();
+      },
+    };
+  };
+  return {
+    wrapped,
+    opening: () => open !== undefined,
+    up: () => open!(),
+    unsubscribed: () => unsubscribed,
+  };
+}
