@@ -5,7 +5,7 @@
  * reason: on the two-core test machine the client, the service and PostgreSQL share the cores,
  * so every microsecond the client spends is taken from the system under test. node:http's
  * client spends about 100 µs of CPU per request there (ClientRequest, agent bookkeeping,
- * streams), this one about a third of that (decision 0211). The lease scenario measures with
+ * streams), this one less than half of that (decision 0211). The lease scenario measures with
  * both and prints both; the target is judged on this one.
  *
  * Deliberately small: no chunked answers (the service sends a length with every JSON answer;

@@ -57,8 +57,7 @@ export function applySecurityHeaders(response: ServerResponse): void {
 }
 
 export function securityHeaders(app: FastifyInstance): void {
-  // A callback hook, not an async one: it runs on every request, and an async hook costs a
-  // promise and a microtask turn each time.
+  // A callback hook, as app.ts explains.
   app.addHook('onRequest', (_request, reply, done) => {
     applySecurityHeaders(reply.raw);
     done();

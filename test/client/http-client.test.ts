@@ -7,6 +7,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { HttpClient } from '../../src/client/http.js';
 import { InvalidArgumentError, LeaseholdError, UnavailableError } from '../../src/core/errors.js';
+import { waitFor } from '../support/wait.js';
 
 let server: Server;
 let base: string;
@@ -92,8 +93,11 @@ describe('HttpClient', () => {
     await assert.rejects(timedOut.request('GET', '/slow'), UnavailableError);
     const client = new HttpClient({ baseUrl: base });
     const controller = new AbortController();
+    seen.length = 0;
     const aborted = client.request('GET', '/slow', undefined, controller.signal);
-    setTimeout(() => controller.abort(), 20);
+    // Aborted while the server holds the request, not before it was sent.
+    await waitFor('the slow request at the server', () => seen.length === 1);
+    controller.abort();
     await assert.rejects(aborted, UnavailableError);
     await assert.rejects(client.request('GET', '/cut'), UnavailableError);
     const nobody = createServer();
