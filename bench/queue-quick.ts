@@ -5,7 +5,8 @@
  * peers lives in the main benchmark; this is the figure a change to the queue is checked with.
  */
 import { startBenchDatabase } from './lib/database.js';
-import { leaseholdBurnDown, leaseholdIdleLatency } from './scenarios/queue.js';
+import { idleLatency } from './lib/idle-latency.js';
+import { leaseholdBurnDown, leaseholdIdleSetup } from './scenarios/queue.js';
 
 const jobs = Number(process.argv[2] ?? 50_000);
 const db = await startBenchDatabase();
@@ -18,7 +19,7 @@ try {
     `burn-down of ${jobs} no-op jobs (1 worker, concurrency 100): ${Math.round(rate)} jobs/s`,
   );
   for (const notifications of [true, false]) {
-    const l = await leaseholdIdleLatency(db.url, 50, notifications);
+    const l = await idleLatency(leaseholdIdleSetup(db.url, notifications), 50);
     console.log(
       `idle enqueue->start latency, ${notifications ? 'LISTEN/NOTIFY' : 'polling every 100 ms'}: ` +
         `p50 ${l.p50.toFixed(1)} ms, p95 ${l.p95.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms`,

@@ -16,9 +16,8 @@ import {
 } from 'graphile-worker';
 import { Countdown, type DrainResult } from '../lib/countdown.js';
 import { dropSchema, freshSchema } from '../lib/database.js';
-import { IdleLatencyProbe } from '../lib/idle-latency.js';
+import type { IdleSetup } from '../lib/idle-latency.js';
 import { timedLoops } from '../lib/loops.js';
-import type { Percentiles } from '../lib/stats.js';
 import { runSustained, type SustainedResult } from '../lib/sustained.js';
 
 export type GraphileMode = 'fast' | 'default';
@@ -105,21 +104,16 @@ export function graphileSingleEnqueue(
 }
 
 /** Idle worker with its defaults (LISTEN/NOTIFY, one job at a time): enqueue → handler start. */
-export function graphileIdleLatency(url: string, samples: number): Promise<Percentiles> {
-  return withUtils(url, async (utils, schema) => {
-    const probe = new IdleLatencyProbe();
-    const runner = await startRunner(
-      url,
-      schema,
-      { probe: async () => probe.started() },
-      'default',
-    );
-    try {
-      return await probe.run(samples, (i) => utils.addJob('probe', { i }));
-    } finally {
-      await runner.stop();
-    }
-  });
+export function graphileIdleSetup(url: string): IdleSetup {
+  return (started, use) =>
+    withUtils(url, async (utils, schema) => {
+      const runner = await startRunner(url, schema, { probe: async () => started() }, 'default');
+      try {
+        return await use((i) => utils.addJob('probe', { i }));
+      } finally {
+        await runner.stop();
+      }
+    });
 }
 
 /** Enqueues (one `addJobs` per tick) at `ratePerSecond` while its fastest configuration works. */

@@ -12,9 +12,8 @@
 import { PgBoss, type WorkOptions } from 'pg-boss';
 import { Countdown, type DrainResult } from '../lib/countdown.js';
 import { dropSchema, freshSchema } from '../lib/database.js';
-import { IdleLatencyProbe } from '../lib/idle-latency.js';
+import type { IdleSetup } from '../lib/idle-latency.js';
 import { timedLoops } from '../lib/loops.js';
-import type { Percentiles } from '../lib/stats.js';
 
 export interface PgBossShape {
   batchSize: number;
@@ -94,10 +93,10 @@ export function pgBossSingleEnqueue(
 }
 
 /** Idle worker with LISTEN/NOTIFY, one job per fetch: enqueue → handler start. */
-export function pgBossIdleLatency(url: string, samples: number): Promise<Percentiles> {
-  return withBoss(url, { notify: true }, async (boss) => {
-    const probe = new IdleLatencyProbe();
-    await boss.work(QUEUE, async () => probe.started());
-    return probe.run(samples, (i) => boss.send(QUEUE, { i }));
-  });
+export function pgBossIdleSetup(url: string): IdleSetup {
+  return (started, use) =>
+    withBoss(url, { notify: true }, async (boss) => {
+      await boss.work(QUEUE, async () => started());
+      return use((i) => boss.send(QUEUE, { i }));
+    });
 }

@@ -1,14 +1,16 @@
 /**
  * Idle latency: an idle worker taking one job at a time, each system woken by its own
  * LISTEN/NOTIFY (leasehold's default, graphile-worker's default, pg-boss with `notify` on):
- * p50/p95/p99 of the time from the enqueue call to the handler's first line.
+ * p50/p95/p99 of the time from the enqueue call to the handler's first line. The systems idle
+ * side by side and are sampled in turn (idle-latency.ts, decision 0214); each round sets them
+ * up in an order one further along.
  */
-import { roundRobin, type BenchSystem, type Family, type FamilyContext } from '../lib/family.js';
+import type { Family } from '../lib/family.js';
 import { formatValue } from '../lib/format.js';
-import type { Percentiles } from '../lib/stats.js';
-import { graphileIdleLatency } from '../peers/graphile.js';
-import { pgBossIdleLatency } from '../peers/pgboss.js';
-import { leaseholdIdleLatency } from './queue.js';
+import { interleavedIdleLatency, type IdleSetup } from '../lib/idle-latency.js';
+import { graphileIdleSetup } from '../peers/graphile.js';
+import { pgBossIdleSetup } from '../peers/pgboss.js';
+import { leaseholdIdleSetup } from './queue.js';
 
 const LEVELS = ['p50', 'p95', 'p99'] as const;
 const SYSTEMS = [
@@ -18,45 +20,29 @@ const SYSTEMS = [
 ] as const;
 type SystemKey = (typeof SYSTEMS)[number]['key'];
 
-function system(
-  ctx: FamilyContext,
-  key: SystemKey,
-  label: string,
-  measure: () => Promise<Percentiles>,
-): BenchSystem {
-  for (const level of LEVELS)
-    ctx.results.define({
-      id: `latency.${key}.${level}`,
-      family: 'latency',
-      label: `${label} ${level}`,
-      unit: 'ms',
-      better: 'lower',
-    });
-  return {
-    name: label,
-    run: async () => {
-      const p = await measure();
-      for (const level of LEVELS) ctx.results.add(`latency.${key}.${level}`, p[level]);
-      return LEVELS.map((l) => `${l} ${formatValue(p[l], 'ms')} ms`).join(', ');
-    },
-  };
-}
-
 export const latencyFamily: Family = {
   name: 'latency',
   title: 'Idle latency',
   about: ({ counts: c }) =>
-    `An idle worker, one job at a time (${c.latencySamples} jobs per round, 20 ms apart): ` +
-    `ms from the enqueue call to the handler's first line, woken by LISTEN/NOTIFY.`,
+    `An idle worker per system, one job at a time (${c.latencySamples} jobs per system and ` +
+    `round, the systems sampled in turn, 20 ms apart): ms from the enqueue call to the ` +
+    `handler's first line, woken by LISTEN/NOTIFY.`,
   async run(ctx) {
     const url = ctx.db.url;
-    const n = ctx.counts.latencySamples;
-    const measures: Record<SystemKey, () => Promise<Percentiles>> = {
-      leasehold: () => leaseholdIdleLatency(url, n, true),
-      graphile: () => graphileIdleLatency(url, n),
-      pgBoss: () => pgBossIdleLatency(url, n),
+    const setups: Record<SystemKey, IdleSetup> = {
+      leasehold: leaseholdIdleSetup(url, true),
+      graphile: graphileIdleSetup(url),
+      pgBoss: pgBossIdleSetup(url),
     };
-    const systems = SYSTEMS.map((s) => system(ctx, s.key, s.label, measures[s.key]));
+    for (const { key, label } of SYSTEMS)
+      for (const level of LEVELS)
+        ctx.results.define({
+          id: `latency.${key}.${level}`,
+          family: 'latency',
+          label: `${label} ${level}`,
+          unit: 'ms',
+          better: 'lower',
+        });
     for (const level of ['p50', 'p99'] as const)
       for (const [peer, name, target] of [
         ['graphile', 'Graphile', true],
@@ -69,7 +55,23 @@ export const latencyFamily: Family = {
           denominator: `latency.${peer}.${level}`,
           ...(target ? { target: { op: '<=', value: 1 } as const } : {}),
         });
-    await roundRobin(ctx, 'latency', systems);
+    for (let round = 0; round < ctx.repeat; round++) {
+      const order = SYSTEMS.map((_, k) => SYSTEMS[(k + round) % SYSTEMS.length]!);
+      const started = performance.now();
+      const measured = await interleavedIdleLatency(
+        order.map((s) => setups[s.key]),
+        ctx.counts.latencySamples,
+      );
+      const lines = order.map(({ key, label }, k) => {
+        const p = measured[k]!;
+        for (const level of LEVELS) ctx.results.add(`latency.${key}.${level}`, p[level]);
+        return `${label} ${LEVELS.map((l) => `${l} ${formatValue(p[l], 'ms')}`).join(' ')} ms`;
+      });
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      ctx.progress(
+        `latency [round ${round + 1}/${ctx.repeat}]: ${lines.join('; ')} (${seconds} s)`,
+      );
+    }
     ctx.results.figures['idleLatencyMs'] = Object.fromEntries(
       SYSTEMS.map((s) => [
         s.key,

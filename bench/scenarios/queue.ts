@@ -7,9 +7,8 @@
 import { Leasehold, type ConnectOptions } from '../../src/leasehold.js';
 import { Countdown, type DrainResult } from '../lib/countdown.js';
 import { dropSchema, freshSchema } from '../lib/database.js';
-import { IdleLatencyProbe } from '../lib/idle-latency.js';
+import type { IdleSetup } from '../lib/idle-latency.js';
 import { timedLoops } from '../lib/loops.js';
-import type { Percentiles } from '../lib/stats.js';
 import { runSustained, type SustainedResult } from '../lib/sustained.js';
 
 const QUEUE = 'bench';
@@ -111,29 +110,25 @@ export function leaseholdSingleEnqueue(
   });
 }
 
-/** Idle worker, one job at a time; ms from the enqueue call to the handler's first line. */
-export function leaseholdIdleLatency(
-  url: string,
-  samples: number,
-  notifications: boolean,
-): Promise<Percentiles> {
-  return withLeasehold(url, {}, async (lh) => {
-    const probe = new IdleLatencyProbe();
-    const worker = lh.worker({
-      queues: 'latency',
-      concurrency: 1,
-      notifications,
-      pollInterval: notifications ? '2s' : '100ms',
-      handler: async () => probe.started(),
+/** An idle worker, one job at a time (idle-latency.ts times enqueue call → handler's first line). */
+export function leaseholdIdleSetup(url: string, notifications: boolean): IdleSetup {
+  return (started, use) =>
+    withLeasehold(url, {}, async (lh) => {
+      const worker = lh.worker({
+        queues: 'latency',
+        concurrency: 1,
+        notifications,
+        pollInterval: notifications ? '2s' : '100ms',
+        handler: async () => started(),
+      });
+      await worker.start();
+      const queue = lh.queue('latency');
+      try {
+        return await use((i) => queue.enqueue({ i }));
+      } finally {
+        await worker.stop();
+      }
     });
-    await worker.start();
-    const queue = lh.queue('latency');
-    try {
-      return await probe.run(samples, (i) => queue.enqueue({ i }));
-    } finally {
-      await worker.stop();
-    }
-  });
 }
 
 /** Enqueues at `ratePerSecond` for `seconds` while a worker tuned with `o` works. */

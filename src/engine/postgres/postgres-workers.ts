@@ -36,8 +36,16 @@ function workerQueries(s: string): WorkerQueries {
         last_seen_at = excluded.last_seen_at, in_flight = 0
       RETURNING ${WORKER_COLUMNS}`,
 
-    // $1 id, $2 in flight, $3 status (nullable: unchanged), $4 now
-    WorkerHeartbeat: `${CLOCK('$4')}
+    // $1 id, $2 in flight, $3 status (nullable: unchanged), $4 now.
+    // Commits without waiting for its WAL to reach disk (synchronous_commit off for this
+    // transaction only; the WAL writer flushes it within a few hundred ms). A heartbeat is a
+    // hint refreshed every few seconds: one lost in a database crash is replaced by the next,
+    // and a worker is judged silent only after several are missing. Waiting for its flush made
+    // it queue at the disk with the enqueues and claims of the same moment (decision 0214).
+    WorkerHeartbeat: `WITH clock AS (
+        SELECT coalesce($4::timestamptz, now()) AS now,
+          set_config('synchronous_commit', 'off', true) AS commit_mode
+      )
       UPDATE ${s}.workers w SET
         last_seen_at = clock.now, in_flight = $2::integer, status = coalesce($3::text, w.status)
       FROM clock
