@@ -35,8 +35,9 @@ describe('the interleaved idle-latency probe', () => {
     // the one it waits for would time the slow system at about 0 ms.
     const slow = standIn('slow', 60, log, () => fastStarted?.());
     const [f, s] = await interleavedIdleLatency([fast, slow], 3);
-    assert.ok(f!.p50 < 30, `fast p50 ${f!.p50}`);
+    // Lower bounds only: a timer never fires early, but a loaded machine may fire it late.
     assert.ok(s!.p50 >= 55, `slow p50 ${s!.p50}`);
+    assert.ok(f!.p50 < s!.p50, `fast p50 ${f!.p50} against slow ${s!.p50}`);
     assert.deepEqual(log, [
       'up fast',
       'up slow',
