@@ -40,7 +40,10 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
     void o.out.write(`${new Date().toISOString().slice(11, 19)}  ${line}\n`);
   supervisor.events.on('child:started', (e) => say(`${e.name} started (pid ${e.pid})`));
   supervisor.events.on('child:exited', (e) => {
-    if (e.restarting) say(`${e.name} exited (${e.signal ?? `code ${e.code}`}); restarting it`);
+    if (e.restarting)
+      say(
+        `${e.name} exited (${e.signal ?? `code ${e.code}`}); restarting it in ${seconds(e.restartInMs)}`,
+      );
   });
   supervisor.events.on('child:output', (e) => {
     if (/crashing on purpose|generating on this instance/.test(e.line))
@@ -94,6 +97,10 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
       await Promise.all([supervisor.stop(), report.close()]);
     },
   };
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(ms < 1000 ? 1 : 0)} s`;
 }
 
 /** The message of a JSON log line, or the line itself. */

@@ -2,6 +2,11 @@
  * Runs child processes of this same CLI and restarts the ones that die, until stopped. Used by
  * the demo, whose workers crash on purpose. `stop()` sends SIGTERM, waits for a clean exit up
  * to a grace period, then SIGKILLs whatever is left, so nothing outlives the supervisor.
+ *
+ * A child that keeps dying soon after it starts is restarted later each time (crash-loop
+ * backoff, as systemd and Kubernetes do): restarted at once, a worker that dies on every task
+ * is idle again the moment its own task is rescued and takes it back, so the task spends its
+ * attempts on the one worker that cannot finish it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { TypedEvents } from '../runtime/events.js';
@@ -15,7 +20,14 @@ export interface ChildSpec {
 
 export interface SupervisorEvents {
   'child:started': { name: string; pid: number; restarts: number };
-  'child:exited': { name: string; code: number | null; signal: string | null; restarting: boolean };
+  'child:exited': {
+    name: string;
+    code: number | null;
+    signal: string | null;
+    restarting: boolean;
+    /** When restarting: the wait before the child starts again. */
+    restartInMs: number;
+  };
   'child:output': { name: string; line: string };
   [name: string]: unknown;
 }
@@ -24,6 +36,26 @@ interface Running {
   spec: ChildSpec;
   process: ChildProcess;
   restarts: number;
+}
+
+export interface RestartPolicy {
+  /** Wait before restarting a child that lived a while, and the first step of the backoff. */
+  delayMs: number;
+  /** The backoff doubles per consecutive short life up to this. */
+  maxDelayMs: number;
+  /** A child that lived this long was healthy: its next restart waits `delayMs` again. */
+  healthyAfterMs: number;
+}
+
+export const DEFAULT_RESTART_POLICY: RestartPolicy = {
+  delayMs: 500,
+  maxDelayMs: 8_000,
+  healthyAfterMs: 30_000,
+};
+
+/** The wait before a restart after `shortLives` consecutive lives shorter than healthy. */
+export function restartDelay(policy: RestartPolicy, shortLives: number): number {
+  return Math.min(policy.maxDelayMs, policy.delayMs * 2 ** Math.max(0, shortLives - 1));
 }
 
 export class Supervisor {
@@ -38,10 +70,14 @@ export class Supervisor {
       execArgv: process.execArgv,
       entry: process.argv[1] ?? '',
     },
-    private readonly restartDelayMs = 500,
+    private readonly restartPolicy: RestartPolicy = DEFAULT_RESTART_POLICY,
   ) {}
 
-  start(spec: ChildSpec, restarts = 0): void {
+  start(spec: ChildSpec): void {
+    this.launch(spec, 0, 0);
+  }
+
+  private launch(spec: ChildSpec, restarts: number, shortLivesBefore: number): void {
     if (this.stopping) return;
     const child = spawn(
       this.command.execPath,
@@ -66,11 +102,16 @@ export class Supervisor {
       });
     }
     this.events.emit('child:started', { name: spec.name, pid: child.pid ?? -1, restarts });
+    const startedAt = Date.now();
     child.once('exit', (code, signal) => {
       const restarting = !this.stopping;
-      this.events.emit('child:exited', { name: spec.name, code, signal, restarting });
+      const lived = Date.now() - startedAt;
+      const shortLives = lived < this.restartPolicy.healthyAfterMs ? shortLivesBefore + 1 : 0;
+      const restartInMs = restartDelay(this.restartPolicy, shortLives);
+      this.events.emit('child:exited', { name: spec.name, code, signal, restarting, restartInMs });
       this.running.delete(spec.name);
-      if (restarting) setTimeout(() => this.start(spec, restarts + 1), this.restartDelayMs).unref();
+      if (restarting)
+        setTimeout(() => this.launch(spec, restarts + 1, shortLives), restartInMs).unref();
     });
   }
 

@@ -6,6 +6,7 @@
  * die mid-task on purpose, so the demo shows a claim expiring and another worker taking over.
  */
 import { systemClock, sleep, type Clock } from '../core/clock.js';
+import { jitter } from '../core/backoff.js';
 import { isLeaseholdError } from '../core/errors.js';
 import { defaultMargin } from '../core/trust.js';
 import type { Task, TaskClient } from '../client/task-client.js';
@@ -15,6 +16,8 @@ import { TaskClaim } from './task-claim.js';
 
 /** Tries at sending a task's outcome when the service does not answer (see answer()). */
 const OUTCOME_ATTEMPTS = 5;
+/** Spread of the idle poll interval (±25%). */
+const POLL_JITTER = 0.25;
 
 export interface TaskWorkerEvents {
   'task:claimed': { id: number; token: number };
@@ -35,7 +38,7 @@ export interface HttpTaskWorkerOptions {
   leaseMs?: number;
   /** Heartbeat period (default lease / 3). */
   heartbeatEveryMs?: number;
-  /** Wait between polls when no task is ready (default 500 ms). */
+  /** Wait between polls when no task is ready (default 500 ms, ±25%). */
   pollIntervalMs?: number;
   /** The work; receives the claim's signal. Default: sleep `task_data.sleep_duration_seconds`. */
   work?: (task: Task, signal: AbortSignal) => Promise<unknown>;
@@ -92,7 +95,10 @@ export class HttpTaskWorker {
         continue;
       }
       this.events.emit('worker:idle', {});
-      await sleep(this.clock, this.o.pollIntervalMs ?? 500, stopping).catch(() => {});
+      // Jittered, so idle workers do not poll in lock-step with a periodic producer: with a
+      // fixed period one worker can stay just behind the others and never win a task.
+      const wait = jitter(this.o.pollIntervalMs ?? 500, POLL_JITTER, this.random);
+      await sleep(this.clock, wait, stopping).catch(() => {});
     }
   }
 

@@ -49,7 +49,9 @@ describe('leasehold demo', () => {
         assert.ok(startupMs < 15_000, `started in ${startupMs} ms`);
 
         // worker-3 crashes on every task it takes; its task must be completed by someone else.
-        const crashed = await demo.waitForLine(/worker-3: crashing on purpose/, 30_000);
+        // Which worker wins a task is chance (idle workers poll at jittered times), so these
+        // waits are long enough for an unlucky draw; a broken rescue still fails them.
+        const crashed = await demo.waitForLine(/worker-3: crashing on purpose/, 60_000);
         assert.ok(crashed);
         const recovered = await waitFor(
           'a task completed on a later attempt than its first claim',
@@ -62,7 +64,7 @@ describe('leasehold demo', () => {
             });
             return done.find((j) => j.attempts >= 2 && j.claimedBy !== 'worker-3');
           },
-          { timeoutMs: 30_000, intervalMs: 200 },
+          { timeoutMs: 60_000, intervalMs: 200 },
         );
         assert.notEqual(recovered.claimedBy, 'worker-3');
         await waitFor(

@@ -66,7 +66,7 @@ export function registerWorker(program: Command, ctx: CliContext): void {
     )
     .option(
       '--poll <ms>',
-      'wait between polls when idle',
+      'wait between polls when idle (spread a little at random)',
       parseIntegerOption('--poll', 10, 60_000),
       500,
     )
