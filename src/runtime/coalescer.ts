@@ -6,6 +6,13 @@
  * engine's many-lease calls, one multi-row enqueue). Alone, a request goes at once on its own:
  * coalescing adds no wait to an idle process.
  *
+ * Callers that take turns (HTTP clients renewing in a loop) split into cohorts: the list sent
+ * the moment a statement returns carries only what arrived while it was out, so its callers
+ * and the previous list's alternate, each statement (and each WAL flush) carrying half of them.
+ * With `gatherMs`, when a list of k returns with w requests waiting, the next list waits until
+ * k + w are waiting (the k callers just answered asking again) or `gatherMs` has passed, and
+ * the cohorts merge. A list of one is never gathered for, so a lone caller never waits.
+ *
  * A list never holds two requests with the same key (a lease's resource), so it is one
  * statement: it commits or fails as a whole. When it fails, each request is retried alone, so
  * one bad request cannot fail its neighbours and every caller gets its own answer or error.
@@ -26,6 +33,11 @@ export interface CoalescerOptions<P, R> {
    * longer holds the others back: it stops counting toward maxInFlight (default 25 ms).
    */
   stallMs?: number;
+  /**
+   * After a list of k > 1 returns with w requests waiting, wait this long at most for k + w to
+   * be waiting before sending the next list (default 0: send at once).
+   */
+  gatherMs?: number;
 }
 
 interface Pending<P, R> {
@@ -38,19 +50,24 @@ export class Coalescer<P, R> {
   private waiting: Pending<P, R>[] = [];
   private inFlight = 0;
   private scheduled = false;
+  /** Gathering after a list returned: the next list waits for `target` requests or the timer. */
+  private gathering: { target: number; timer: NodeJS.Timeout } | undefined;
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
   private readonly stallMs: number;
+  private readonly gatherMs: number;
 
   constructor(private readonly o: CoalescerOptions<P, R>) {
     this.maxBatch = o.maxBatch ?? 100;
     this.maxInFlight = o.maxInFlight ?? 1;
     this.stallMs = o.stallMs ?? 25;
+    this.gatherMs = o.gatherMs ?? 0;
   }
 
   run(params: P): Promise<R> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ params, resolve, reject });
+      if (this.gathering && this.waiting.length >= this.gathering.target) this.stopGathering();
       this.schedule();
     });
   }
@@ -61,7 +78,13 @@ export class Coalescer<P, R> {
   // setImmediate, not a microtask: requests read from other sockets in this same turn of the
   // event loop join the list.
   private schedule(): void {
-    if (this.scheduled || this.inFlight >= this.maxInFlight || this.waiting.length === 0) return;
+    if (
+      this.scheduled ||
+      this.gathering ||
+      this.inFlight >= this.maxInFlight ||
+      this.waiting.length === 0
+    )
+      return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
@@ -74,16 +97,31 @@ export class Coalescer<P, R> {
       const list = this.takeList();
       this.inFlight++;
       let counted = true;
-      const uncount = (): void => {
+      const uncount = (returned: boolean): void => {
         if (!counted) return;
         counted = false;
         clearTimeout(stalled);
         this.inFlight--;
+        // Its callers are about to ask again: give them a moment to join the next list.
+        if (returned && this.gatherMs > 0 && list.length > 1)
+          this.startGathering(Math.min(this.maxBatch, list.length + this.waiting.length));
         this.schedule();
       };
-      const stalled = setTimeout(uncount, this.stallMs);
-      void this.send(list).finally(uncount);
+      const stalled = setTimeout(() => uncount(false), this.stallMs);
+      void this.send(list).finally(() => uncount(true));
     }
+  }
+
+  private startGathering(target: number): void {
+    if (this.gathering) return;
+    this.gathering = { target, timer: setTimeout(() => this.stopGathering(), this.gatherMs) };
+  }
+
+  private stopGathering(): void {
+    if (!this.gathering) return;
+    clearTimeout(this.gathering.timer);
+    this.gathering = undefined;
+    this.schedule();
   }
 
   /** The oldest waiting requests with distinct keys, in arrival order; the rest keep waiting. */

@@ -116,4 +116,65 @@ describe('Coalescer', () => {
       [1, 3, 3, 1],
     );
   });
+
+  describe('gathering (gatherMs)', () => {
+    /** A store whose statements take a few ms, so callers arrive while one is in flight. */
+    function slowStore(gatherMs: number) {
+      const sent: string[][] = [];
+      const roundTrip = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 5));
+      const coalescer = new Coalescer<Req, string>({
+        one: async (r) => {
+          sent.push([r.key]);
+          await roundTrip();
+          return r.key;
+        },
+        many: async (rs) => {
+          sent.push(rs.map((r) => r.key));
+          await roundTrip();
+          return rs.map((r) => r.key);
+        },
+        key: (r) => r.key,
+        gatherMs,
+      });
+      return { coalescer, sent };
+    }
+
+    /** A caller that asks again 1 ms after each answer (its own round trip), `times` times. */
+    async function client(coalescer: Coalescer<Req, string>, key: string, times: number) {
+      for (let n = 0; n < times; n++) {
+        if (n > 0) await new Promise((resolve) => setTimeout(resolve, 1));
+        assert.equal(await coalescer.run({ key, n }), key);
+      }
+    }
+
+    it('merges callers that take turns into one list instead of alternating halves', async () => {
+      const { coalescer, sent } = slowStore(1_000);
+      // c0 asks first and goes alone; c1-c3 arrive while it is in flight: two cohorts.
+      const first = client(coalescer, 'c0', 5);
+      await new Promise((resolve) => setImmediate(resolve));
+      await Promise.all([first, ...['c1', 'c2', 'c3'].map((key) => client(coalescer, key, 5))]);
+      // Without gathering the lists alternate [c0] and [c1, c2, c3] to the end.
+      assert.deepEqual(
+        sent.map((list) => list.length),
+        [1, 3, 4, 4, 4, 4],
+      );
+    });
+
+    it(
+      'sends what it has once gatherMs has passed when a caller does not come back',
+      { timeout: 10_000 },
+      async () => {
+        const { coalescer, sent } = slowStore(20);
+        await Promise.all([client(coalescer, 'a', 2), client(coalescer, 'b', 1)]);
+        assert.deepEqual(sent, [['a', 'b'], ['a']]);
+      },
+    );
+
+    it('never holds a lone caller back', { timeout: 10_000 }, async () => {
+      // Were a lone request gathered for, this would wait a minute per call and time out.
+      const { coalescer, sent } = slowStore(60_000);
+      await client(coalescer, 'alone', 3);
+      assert.deepEqual(sent, [['alone'], ['alone'], ['alone']]);
+    });
+  });
 });

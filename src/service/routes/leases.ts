@@ -39,7 +39,7 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const coalesced = <P extends { resource: string }, R>(
     one: (p: P) => Promise<R>,
     many: (ps: readonly P[]) => Promise<R[]>,
-  ): Coalescer<P, R> => new Coalescer({ one, many, key: (p) => p.resource });
+  ): Coalescer<P, R> => new Coalescer({ one, many, key: (p) => p.resource, gatherMs: 1 });
   const acquire = coalesced(
     (p: LeaseAcquireParams) => lh.engine.leaseAcquire(p),
     (ps) => lh.engine.leaseAcquireMany(ps),
