@@ -35,11 +35,13 @@ const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 503
 export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const { lh, events } = ctx;
   // Concurrent acquires, renews and releases from many clients share statements (coalescer.ts),
-  // never two for one resource.
+  // never two for one resource. Renews, which clients repeat in turn, gather their callers for
+  // up to 1 ms (decision 0216); an answered acquire comes back as a release, not an acquire.
   const coalesced = <P extends { resource: string }, R>(
     one: (p: P) => Promise<R>,
     many: (ps: readonly P[]) => Promise<R[]>,
-  ): Coalescer<P, R> => new Coalescer({ one, many, key: (p) => p.resource, gatherMs: 1 });
+    gatherMs = 0,
+  ): Coalescer<P, R> => new Coalescer({ one, many, key: (p) => p.resource, gatherMs });
   const acquire = coalesced(
     (p: LeaseAcquireParams) => lh.engine.leaseAcquire(p),
     (ps) => lh.engine.leaseAcquireMany(ps),
@@ -47,6 +49,7 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const renew = coalesced(
     (p: LeaseRenewParams) => lh.engine.leaseRenew(p),
     (ps) => lh.engine.leaseRenewMany(ps),
+    1,
   );
   const release = coalesced(
     (p: LeaseReleaseParams) => lh.engine.leaseRelease(p),
