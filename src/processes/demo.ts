@@ -7,6 +7,7 @@
  * dashboard shows a live election and schedule.
  */
 import type { Writable } from 'node:stream';
+import { formatDuration } from '../core/duration.js';
 import type { Leasehold } from '../leasehold.js';
 import type { RunningServer } from '../service/server.js';
 import { setGeneratorRunning } from './generator.js';
@@ -42,7 +43,7 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
   supervisor.events.on('child:exited', (e) => {
     if (e.restarting)
       say(
-        `${e.name} exited (${e.signal ?? `code ${e.code}`}); restarting it in ${seconds(e.restartInMs)}`,
+        `${e.name} exited (${e.signal ?? `code ${e.code}`}); restarting it in ${formatDuration(e.restartInMs)}`,
       );
   });
   supervisor.events.on('child:output', (e) => {
@@ -97,10 +98,6 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
       await Promise.all([supervisor.stop(), report.close()]);
     },
   };
-}
-
-function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(ms < 1000 ? 1 : 0)} s`;
 }
 
 /** The message of a JSON log line, or the line itself. */

@@ -68,7 +68,7 @@ export class Coalescer<P, R> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ params, resolve, reject });
       if (this.gathering && this.waiting.length >= this.gathering.target) this.stopGathering();
-      this.schedule();
+      else this.schedule();
     });
   }
 

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Coalescer } from '../../src/runtime/coalescer.js';
+import { waitFor } from '../support/wait.js';
 
 interface Req {
   key: string;
@@ -118,63 +119,104 @@ describe('Coalescer', () => {
   });
 
   describe('gathering (gatherMs)', () => {
-    /** A store whose statements take a few ms, so callers arrive while one is in flight. */
-    function slowStore(gatherMs: number) {
+    /**
+     * A store whose statements stay in flight until the test releases them, so callers can
+     * arrive while one is out, as they do while the database writes.
+     */
+    function heldStore(gatherMs: number) {
       const sent: string[][] = [];
-      const roundTrip = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 5));
+      const held: (() => void)[] = [];
+      const hold = <T>(answer: T): Promise<T> =>
+        new Promise((resolve) => held.push(() => resolve(answer)));
       const coalescer = new Coalescer<Req, string>({
-        one: async (r) => {
+        one: (r) => {
           sent.push([r.key]);
-          await roundTrip();
-          return r.key;
+          return hold(r.key);
         },
-        many: async (rs) => {
+        many: (rs) => {
           sent.push(rs.map((r) => r.key));
-          await roundTrip();
-          return rs.map((r) => r.key);
+          return hold(rs.map((r) => r.key));
         },
         key: (r) => r.key,
         gatherMs,
       });
-      return { coalescer, sent };
+      const ask = (key: string): Promise<string> => coalescer.run({ key, n: 0 });
+      /** Answers the oldest statement in flight. */
+      const release = (): void => held.shift()?.();
+      const listsSent = (n: number): Promise<true> =>
+        waitFor(`${n} lists sent`, () => sent.length >= n || undefined);
+      return { sent, ask, release, listsSent };
     }
 
-    /** A caller that asks again 1 ms after each answer (its own round trip), `times` times. */
-    async function client(coalescer: Coalescer<Req, string>, key: string, times: number) {
-      for (let n = 0; n < times; n++) {
-        if (n > 0) await new Promise((resolve) => setTimeout(resolve, 1));
-        assert.equal(await coalescer.run({ key, n }), key);
-      }
-    }
+    /**
+     * One turn of the event loop: what the coalescer queued with setImmediate has run. An HTTP
+     * client's next request comes later than that (its round trip).
+     */
+    const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
     it('merges callers that take turns into one list instead of alternating halves', async () => {
-      const { coalescer, sent } = slowStore(1_000);
-      // c0 asks first and goes alone; c1-c3 arrive while it is in flight: two cohorts.
-      const first = client(coalescer, 'c0', 5);
-      await new Promise((resolve) => setImmediate(resolve));
-      await Promise.all([first, ...['c1', 'c2', 'c3'].map((key) => client(coalescer, key, 5))]);
-      // Without gathering the lists alternate [c0] and [c1, c2, c3] to the end.
-      assert.deepEqual(
-        sent.map((list) => list.length),
-        [1, 3, 4, 4, 4, 4],
-      );
+      const store = heldStore(60_000);
+      // c0 goes alone; c1-c3 arrive while it is in flight: two cohorts.
+      const c0 = store.ask('c0');
+      await store.listsSent(1);
+      const rest = ['c1', 'c2', 'c3'].map(store.ask);
+      store.release();
+      await c0;
+      await store.listsSent(2);
+      const c0Again = store.ask('c0'); // back while [c1, c2, c3] is in flight
+      store.release();
+      await Promise.all(rest);
+      await nextTurn(); // without gathering, [c0] has gone alone by now
+      const restAgain = ['c1', 'c2', 'c3'].map(store.ask);
+      await store.listsSent(3);
+      assert.deepEqual(store.sent, [['c0'], ['c1', 'c2', 'c3'], ['c0', 'c1', 'c2', 'c3']]);
+      store.release();
+      await Promise.all([c0Again, ...restAgain]);
     });
 
-    it(
-      'sends what it has once gatherMs has passed when a caller does not come back',
-      { timeout: 10_000 },
-      async () => {
-        const { coalescer, sent } = slowStore(20);
-        await Promise.all([client(coalescer, 'a', 2), client(coalescer, 'b', 1)]);
-        assert.deepEqual(sent, [['a', 'b'], ['a']]);
-      },
-    );
+    it('merges two cohorts of equal size, waiting for the answered callers and the waiting ones', async () => {
+      const store = heldStore(60_000);
+      const ab = [store.ask('a'), store.ask('b')];
+      await store.listsSent(1);
+      const cd = [store.ask('c'), store.ask('d')]; // as many as in flight
+      store.release();
+      await Promise.all(ab);
+      await nextTurn(); // waiting only for as many as were answered, [c, d] has gone by now
+      const abAgain = [store.ask('a'), store.ask('b')];
+      await store.listsSent(2);
+      assert.deepEqual(store.sent, [
+        ['a', 'b'],
+        ['c', 'd', 'a', 'b'],
+      ]);
+      store.release();
+      await Promise.all([...cd, ...abAgain]);
+    });
 
-    it('never holds a lone caller back', { timeout: 10_000 }, async () => {
-      // Were a lone request gathered for, this would wait a minute per call and time out.
-      const { coalescer, sent } = slowStore(60_000);
-      await client(coalescer, 'alone', 3);
-      assert.deepEqual(sent, [['alone'], ['alone'], ['alone']]);
+    it('sends what it has once gatherMs has passed when a caller does not come back', async () => {
+      const store = heldStore(20);
+      const first = [store.ask('a'), store.ask('b')];
+      await store.listsSent(1);
+      store.release();
+      await Promise.all(first);
+      await nextTurn();
+      const again = store.ask('a'); // b does not ask again
+      await store.listsSent(2); // fails unless the gather gives up on b
+      store.release();
+      assert.equal(await again, 'a');
+      assert.deepEqual(store.sent, [['a', 'b'], ['a']]);
+    });
+
+    it('never holds a lone caller back', async () => {
+      // Were a lone request gathered for, its next list would wait a minute: listsSent fails.
+      const store = heldStore(60_000);
+      for (let n = 1; n <= 3; n++) {
+        const answer = store.ask('alone');
+        await store.listsSent(n);
+        store.release();
+        await answer;
+        await nextTurn();
+      }
+      assert.deepEqual(store.sent, [['alone'], ['alone'], ['alone']]);
     });
   });
 });
