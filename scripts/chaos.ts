@@ -44,7 +44,7 @@ if (
   !(volume in volumes)
 ) {
   console.error(
-    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry] [--volume high|normal]',
+    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry|async-commit] [--volume high|normal]',
   );
   process.exit(2);
 }
