@@ -2,7 +2,7 @@
  * `npm run chaos -- [--seed S] [--duration 30m] [--variant real|unguarded-complete|…]`: a
  * fault-injection run of every toolkit role against PostgreSQL, checked for safety violations.
  * Prints one summary line; on violations writes the history under test-results/chaos/ and exits 1.
- * DATABASE_URL: use that server (pg-restart is then skipped); otherwise an embedded one starts.
+ * DATABASE_URL: use that server (pg-restart and pg-crash are then skipped); otherwise an embedded one starts.
  */
 import { parseArgs } from 'node:util';
 import ms from 'ms';
@@ -44,7 +44,7 @@ if (
   !(volume in volumes)
 ) {
   console.error(
-    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry] [--volume high|normal]',
+    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry|async-commit] [--volume high|normal]',
   );
   process.exit(2);
 }
@@ -61,6 +61,7 @@ const result = await runChaos({
   databaseUrl: process.env['DATABASE_URL'],
   log: values.verbose ? (line) => console.log(`  ${line}`) : undefined,
 });
+console.log(`database: ${result.durability}`);
 console.log(summaryLine(result));
 if (result.violations.length > 0) {
   for (const line of violationLines(result)) console.log(line);

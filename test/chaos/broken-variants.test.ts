@@ -55,6 +55,24 @@ const CASES: Case[] = [
       privateLeases: true,
     },
   },
+  {
+    variant: 'async-commit',
+    expected: 'acknowledged-lost',
+    why: 'commits answer before their WAL is flushed, so a server crash undoes acknowledged enqueues, completions and terms',
+    // The WAL writer flushes an asynchronous commit within a few hundred ms: a crash of the
+    // server loses what was acknowledged in that window, which a steady flow of enqueues and
+    // completions always fills.
+    options: {
+      durationMs: 12_000,
+      roles: { worker: 2, holder: 1 },
+      faultTypes: ['pg-crash'],
+      faultGapMs: [2_000, 3_000],
+      jobEveryMs: 100,
+      jobsPerEnqueue: 5,
+      jobWorkMs: [0, 30],
+      workerConcurrency: 4,
+    },
+  },
 ];
 
 /**

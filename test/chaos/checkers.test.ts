@@ -2,6 +2,7 @@
 // and one that keeps it (nothing reported), so a checker that always or never complains fails.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { checkAcknowledgedLost } from './checkers/acknowledged-lost.js';
 import { checkExpiredRenewal } from './checkers/expired-renewal.js';
 import { checkFencedCounter } from './checkers/fenced-counter.js';
 import { checkHolderOverlap } from './checkers/holder-overlap.js';
@@ -251,6 +252,58 @@ describe('chaos checkers', () => {
       { type: 'slot', name: 's', slot: 1_000, token: 2, proc: 'b' },
     ]);
     assert.deepEqual(kinds(checkSlotOnce(reported)), ['slot-twice']);
+  });
+
+  it('acknowledged, then lost: reports an acknowledged enqueue, completion, term or token the database no longer has', () => {
+    const events = [
+      { type: 'enqueue-ack' as const, jobIds: [1, 2], proc: 'producer' },
+      { type: 'job' as const, phase: 'complete-ok' as const, jobId: 1, generation: 1 },
+      leaseOp('acquire', 'a', 7, 1_000, 2_000),
+      leaseOp('renew', 'a', 7, 1_500, 2_500),
+      leaseOp('acquire', 'b', 3, 1_000, 2_000, { family: 'lock', resource: 'l' }),
+      {
+        type: 'session-term' as const,
+        resource: 's',
+        holder: 'a',
+        token: 9,
+        phase: 'granted' as const,
+      },
+    ];
+    const kept = {
+      jobs: [
+        { id: 1, status: 'completed', generation: 1 },
+        { id: 2, status: 'pending', generation: 0 },
+      ],
+      effects: [{ jobId: 1, generation: 1, worker: 'w' }],
+      storedTokens: [
+        { family: 'lease' as const, resource: 'r', token: 8 },
+        { family: 'lock' as const, resource: 'l', token: 3 },
+        { family: 'session' as const, resource: '*', token: 40 },
+      ],
+    };
+    assert.deepEqual(checkAcknowledgedLost(historyOf(events, { facts: kept })), []);
+    // After a crash that lost them: job 2 never existed, job 1's completion vanished and the job
+    // ran again (completed by generation 2), the lease row went back to token 6, the lock row is
+    // gone, and the session sequence is behind the token it handed out.
+    const lostFacts = {
+      jobs: [{ id: 1, status: 'completed', generation: 2 }],
+      effects: [{ jobId: 1, generation: 2, worker: 'w2' }],
+      storedTokens: [
+        { family: 'lease' as const, resource: 'r', token: 6 },
+        { family: 'session' as const, resource: '*', token: 8 },
+      ],
+    };
+    const messages = checkAcknowledgedLost(historyOf(events, { facts: lostFacts })).map(
+      (v) => v.message,
+    );
+    assert.deepEqual(messages, [
+      'job 2 was acknowledged as enqueued but does not exist',
+      "job 1: completion of generation 1 was acknowledged but the job is completed without that generation's effect",
+      'lease:r: acquire of token 7 by a was acknowledged but the stored token is 6',
+      'lease:r: renew of token 7 by a was acknowledged but the stored token is 6',
+      'lock:l: acquire of token 3 by b was acknowledged but the stored token is missing',
+      'session:s: token 9 was granted to a but the token sequence stands at 8',
+    ]);
   });
 
   it('leaks: reports connections, advisory locks and processes left behind', () => {

@@ -8,6 +8,7 @@ export function emptyFacts(): DbFacts {
     counters: [],
     ledger: [],
     scheduleRuns: [],
+    storedTokens: [],
     leakedConnections: [],
     leakedAdvisoryLocks: 0,
     leakedProcesses: [],

@@ -96,6 +96,15 @@ export interface SlotEvent {
   token: number | null;
 }
 
+/**
+ * Jobs the harness's producer was told were enqueued (the call returned their ids). Recorded by
+ * the harness itself, as proc `producer`, so "acknowledged, then lost" can look for each one.
+ */
+export interface EnqueueAckEvent {
+  type: 'enqueue-ack';
+  jobIds: number[];
+}
+
 export interface ReadyEvent {
   type: 'ready';
 }
@@ -108,6 +117,7 @@ export type ChildEventBody =
   | IncrementEvent
   | JobEvent
   | SlotEvent
+  | EnqueueAckEvent
   | ReadyEvent;
 
 /** A child's event as the harness stores it: who, which incarnation, when (wall). */
@@ -126,7 +136,8 @@ export type FaultType =
   | 'proxy-blackhole'
   | 'proxy-latency'
   | 'proxy-reset'
-  | 'pg-restart';
+  | 'pg-restart'
+  | 'pg-crash';
 
 export const FAULT_TYPES: readonly FaultType[] = [
   'sigkill',
@@ -137,6 +148,7 @@ export const FAULT_TYPES: readonly FaultType[] = [
   'proxy-latency',
   'proxy-reset',
   'pg-restart',
+  'pg-crash',
 ];
 
 /** A fault the harness injected, with the wall-clock window during which it was in force. */
@@ -176,6 +188,17 @@ export interface LedgerFact {
   token: number;
 }
 
+/**
+ * The newest token the database holds for a resource after the run: a lease's or lease lock's
+ * row token (`family` lease / lock, resource as the children recorded it), or for `session` the
+ * session-lock token sequence's last value (resource `*`: one sequence serves every name).
+ */
+export interface StoredTokenFact {
+  family: 'lease' | 'lock' | 'session';
+  resource: string;
+  token: number;
+}
+
 export interface ScheduleRunFact {
   name: string;
   slot: number;
@@ -189,6 +212,7 @@ export interface DbFacts {
   counters: CounterFact[];
   ledger: LedgerFact[];
   scheduleRuns: ScheduleRunFact[];
+  storedTokens: StoredTokenFact[];
   /** Server sessions still open from the children (through the proxy) after they all stopped. */
   leakedConnections: { pid: number; application: string; state: string }[];
   /** Advisory locks still held in the chaos database after the children stopped. */
@@ -237,4 +261,5 @@ export type ViolationKind =
   | 'job-outcome'
   | 'superseded-completion'
   | 'slot-twice'
-  | 'leak';
+  | 'leak'
+  | 'acknowledged-lost';

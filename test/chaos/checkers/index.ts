@@ -1,5 +1,6 @@
 /** Every checker, run over one history. Each is a pure function in its own module. */
 import type { History, Violation } from '../history.js';
+import { checkAcknowledgedLost } from './acknowledged-lost.js';
 import { checkExpiredRenewal } from './expired-renewal.js';
 import { checkFencedCounter } from './fenced-counter.js';
 import { checkHolderOverlap } from './holder-overlap.js';
@@ -22,6 +23,7 @@ export const CHECKERS: readonly ((history: History) => Violation[])[] = [
   checkSupersededCompletion,
   checkSlotOnce,
   checkLeaks,
+  checkAcknowledgedLost,
 ];
 
 export function checkHistory(history: History): Violation[] {

@@ -1,26 +1,44 @@
 /**
  * The PostgreSQL of a chaos run. By default the harness starts its own embedded server on a
- * persistent data directory, so it can stop and start it (the pg-restart fault) on the same port.
- * Given a DATABASE_URL instead, it uses that server and cannot restart it: that fault is then
- * skipped, and the summary says so.
+ * persistent data directory, with default durability stated explicitly (fsync, synchronous_commit
+ * and full_page_writes on), so it can stop and start it (pg-restart) or crash it (pg-crash) on the
+ * same data and port: a crash must lose nothing that was acknowledged. Given a DATABASE_URL
+ * instead, it uses that server and can do neither: those faults are then skipped, and the summary
+ * says so.
  */
+import { readdir, readFile } from 'node:fs/promises';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
 import {
   startEmbeddedPostgres,
   type EmbeddedPostgres,
 } from '../../../src/embedded/embedded-postgres.js';
+
+/** PostgreSQL's defaults, passed explicitly so that no configuration can turn them off. */
+export const DURABLE_SETTINGS = {
+  fsync: 'on',
+  synchronous_commit: 'on',
+  full_page_writes: 'on',
+} as const;
 
 export interface ChaosDatabase {
   /** A direct connection string (the harness's own; children go through the proxy). */
   readonly url: string;
   readonly host: string;
   readonly port: number;
-  /** Why the pg-restart fault cannot run, or null when it can. */
+  /** Why the pg-restart and pg-crash faults cannot run, or null when they can. */
   readonly cannotRestart: string | null;
   /** Stops the server and starts it again on the same data and port. */
   restart(): Promise<void>;
+  /**
+   * SIGKILL of the postmaster and every process it started (no shutdown checkpoint, nothing
+   * flushed that was not already), then a start on the same data and port, which runs crash
+   * recovery. Answers what happened, for the fault's record.
+   */
+  crash(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -33,6 +51,7 @@ export async function openChaosDatabase(externalUrl?: string): Promise<ChaosData
       port: Number(parsed.port || 5432),
       cannotRestart: 'the database was given by DATABASE_URL, which the harness cannot restart',
       restart: () => Promise.reject(new Error('cannot restart an external database')),
+      crash: () => Promise.reject(new Error('cannot crash an external database')),
       close: async () => {},
     };
   }
@@ -40,11 +59,16 @@ export async function openChaosDatabase(externalUrl?: string): Promise<ChaosData
   // The server runs as the unprivileged `postgres` user, which must be able to enter the directory.
   await chmod(dir, 0o755);
   const dataDir = join(dir, 'data');
-  // Durable settings (no ephemeralDurability): a restart must not lose committed increments.
-  let server: EmbeddedPostgres | undefined = await startEmbeddedPostgres({
-    dataDir,
-    persistent: true,
-  });
+  let recoveryLog: string[] = [];
+  const start = (port?: number): Promise<EmbeddedPostgres> =>
+    startEmbeddedPostgres({
+      dataDir,
+      persistent: true,
+      settings: DURABLE_SETTINGS,
+      onLog: (line) => void recoveryLog.push(line),
+      ...(port === undefined ? {} : { port }),
+    });
+  let server: EmbeddedPostgres | undefined = await start();
   const port = server.port;
   return {
     url: server.connectionString,
@@ -54,11 +78,75 @@ export async function openChaosDatabase(externalUrl?: string): Promise<ChaosData
     async restart() {
       await server?.stop();
       server = undefined;
-      server = await startEmbeddedPostgres({ dataDir, port, persistent: true });
+      server = await start(port);
+    },
+    async crash() {
+      const running = server;
+      if (!running) throw new Error('the chaos database is not running');
+      const postmaster = Number(
+        (await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0],
+      );
+      const children = await childrenOf(postmaster);
+      server = undefined;
+      for (const pid of [postmaster, ...children]) kill(pid);
+      // In the same tick as the kill: the embedded server's stop() waits for the exit event.
+      await running.stop();
+      await gone(children);
+      recoveryLog = [];
+      server = await start(port);
+      const recovered = recoveryLog.some((line) =>
+        /automatic recovery in progress|redo (starts|done)/.test(line),
+      );
+      return `SIGKILL of the postmaster and ${children.length} children; ${recovered ? 'crash recovery ran' : 'no crash recovery logged'}`;
     },
     async close() {
       await server?.stop().catch(() => {});
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+function kill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+/** The processes whose parent is `pid` (from /proc: the postmaster's backends and workers). */
+async function childrenOf(pid: number): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[1]) === pid) found.push(Number(entry));
+  }
+  return found;
+}
+
+/** Waits until none of `pids` is alive (a zombie counts as gone): a new postmaster refuses to
+ * start while an old backend still holds the shared memory. */
+async function gone(pids: readonly number[]): Promise<void> {
+  const alive = async (pid: number): Promise<boolean> => {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  };
+  for (let round = 0; round < 200; round++) {
+    if (!(await Promise.all(pids.map(alive))).some(Boolean)) return;
+    await sleep(50);
+  }
+  throw new Error(`processes of the crashed server still alive after 10 s: ${pids.join(', ')}`);
+}
+
+/** The server's durability settings as it reports them (`SHOW`), e.g. "fsync on, …". */
+export async function readDurability(pool: pg.Pool): Promise<string> {
+  const shown: string[] = [];
+  for (const name of Object.keys(DURABLE_SETTINGS)) {
+    const { rows } = await pool.query<Record<string, string>>(`SHOW ${name}`);
+    shown.push(`${name} ${rows[0]![name]}`);
+  }
+  return shown.join(', ');
 }

@@ -36,6 +36,16 @@ export async function readDbFacts(src: FactSources, graceMs = 5_000): Promise<Db
   const ledger = await q<{ seq: string; scope: string; op_id: string; token: string }>(
     `SELECT seq, scope, op_id, token FROM ${s}.chaos_ledger ORDER BY seq`,
   );
+  const storedTokens = await q<{
+    family: 'lease' | 'lock' | 'session';
+    resource: string;
+    token: string;
+  }>(
+    `SELECT 'lease' AS family, resource, token FROM ${s}.leases
+     UNION ALL SELECT 'lock', name, token FROM ${s}.lease_locks
+     UNION ALL SELECT 'session', '*', CASE WHEN is_called THEN last_value ELSE last_value - 1 END
+       FROM ${s}.session_lock_tokens`,
+  );
   const runs = await q<{ name: string; slot: Date; proc: string }>(
     `SELECT name, slot, proc FROM ${s}.chaos_schedule_runs`,
   );
@@ -100,6 +110,7 @@ export async function readDbFacts(src: FactSources, graceMs = 5_000): Promise<Db
       token: Number(l.token),
     })),
     scheduleRuns: runs.map((r) => ({ name: r.name, slot: r.slot.getTime(), proc: r.proc })),
+    storedTokens: storedTokens.map((t) => ({ ...t, token: Number(t.token) })),
     leakedConnections: connections,
     leakedAdvisoryLocks: locks,
     leakedProcesses: processes,

@@ -1,7 +1,9 @@
 /**
  * Carries out one planned fault and records the wall-clock window during which it was in force.
  * A killed process's window lasts until its next incarnation is ready, and a restarted server's
- * until it accepts connections again: that is how long the fault kept them out of play.
+ * until it accepts connections again: that is how long the fault kept them out of play. A crashed
+ * server (pg-crash) is down from the kill until crash recovery has finished and it accepts
+ * connections on the same data directory.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
@@ -66,5 +68,8 @@ export async function injectFault(tools: FaultTools, fault: PlannedFault): Promi
       if (database.cannotRestart) return record({ skipped: database.cannotRestart });
       await database.restart();
       return record();
+    case 'pg-crash':
+      if (database.cannotRestart) return record({ skipped: database.cannotRestart });
+      return record({ detail: await database.crash() });
   }
 }

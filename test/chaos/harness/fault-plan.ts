@@ -11,7 +11,7 @@ export interface PlannedFault {
   /** Offset from the start of the faulty phase. */
   atMs: number;
   type: FaultType;
-  /** The process hit, or null for the database (pg-restart). */
+  /** The process hit, or null for the database (pg-restart, pg-crash). */
   target: string | null;
   /** How long it lasts (SIGSTOP, stall, blackhole, latency); 0 for instant faults. */
   durationMs: number;
@@ -41,6 +41,7 @@ const DEFAULT_WEIGHTS: Record<FaultType, number> = {
   'proxy-latency': 2,
   'proxy-reset': 2,
   'pg-restart': 1,
+  'pg-crash': 1,
 };
 
 export function planFaults(random: Random, options: PlanOptions): PlannedFault[] {
@@ -68,7 +69,7 @@ function describe(
   type: FaultType,
   options: PlanOptions,
 ): Omit<PlannedFault, 'atMs'> {
-  const target = type === 'pg-restart' ? null : random.pick(options.targets);
+  const target = type === 'pg-restart' || type === 'pg-crash' ? null : random.pick(options.targets);
   const [freezeMin, freezeMax] = options.freezeMs;
   switch (type) {
     case 'sigstop':

@@ -19,7 +19,7 @@ import type {
 import { seededRandom } from '../random.js';
 import { createEngine, type Variant } from '../variants/index.js';
 import { wallNow } from '../wall-clock.js';
-import { openChaosDatabase } from './chaos-database.js';
+import { openChaosDatabase, readDurability } from './chaos-database.js';
 import { prepareChaosSchema } from './chaos-schema.js';
 import { readDbFacts } from './db-facts.js';
 import { injectFault } from './fault-injector.js';
@@ -62,6 +62,8 @@ export interface ChaosResult {
   acquisitions: number;
   jobs: number;
   faults: FaultRecord[];
+  /** The server's fsync, synchronous_commit and full_page_writes, as SHOW gave them at the start. */
+  durability: string;
 }
 
 const LEASE = { ttlMs: 1_500, renewEveryMs: 400, marginMs: 400 };
@@ -87,6 +89,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   let fleet: Fleet | undefined;
   let producer: Leasehold | undefined;
   try {
+    const durability = await readDurability(admin);
+    log(`database: ${durability}`);
     const setup = createEngine(options.variant, {
       connectionString: database.url,
       schema,
@@ -147,7 +151,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     producer =
       workers > 0
         ? Leasehold.fromEngine(
-            createEngine('real', { connectionString: database.url, schema, poolSize: 2 }),
+            // The variant under test: a broken one may lose acknowledged enqueues too.
+            createEngine(options.variant, { connectionString: database.url, schema, poolSize: 2 }),
           )
         : undefined;
     let enqueueing = true;
@@ -160,6 +165,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         await producer
           .queue(WORKER.queue)
           .enqueueMany(jobs)
+          .then((answered) => events.push(enqueueAcknowledged(answered)))
           .catch(() => {}); // the database may be restarting
         await sleep(options.jobEveryMs ?? 250);
       }
@@ -236,6 +242,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       acquisitions: countAcquisitions(events),
       jobs: facts.jobs.length,
       faults,
+      durability,
     };
   } finally {
     await producer?.close().catch(() => {});
@@ -244,6 +251,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await admin.end().catch(() => {});
     await database.close();
   }
+}
+
+/** The producer's record of an answered enqueue, for the "acknowledged, then lost" checker. */
+function enqueueAcknowledged(answered: readonly { id: number }[]): ChildEvent {
+  const jobIds = answered.map((job) => job.id);
+  return {
+    type: 'enqueue-ack',
+    jobIds,
+    proc: 'producer',
+    incarnation: 0,
+    pid: process.pid,
+    t: wallNow(),
+  };
 }
 
 /** New terms granted: lease and lease-lock acquisitions (not a holder extending its own), session grants. */

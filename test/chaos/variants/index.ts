@@ -1,12 +1,13 @@
 /**
- * Engine variants the harness can run: the real PostgresEngine, or one of three deliberately
- * broken subclasses (each overrides one operation with an unguarded statement) that prove the
- * checkers find what they claim to find.
+ * Engine variants the harness can run: the real PostgresEngine, or one of the deliberately
+ * broken subclasses (each overrides one operation with an unguarded statement, or, for
+ * async-commit, gives up durability) that prove the checkers find what they claim to find.
  */
 import {
   PostgresEngine,
   type PostgresEngineOptions,
 } from '../../../src/engine/postgres/postgres-engine.js';
+import { AsyncCommitEngine } from './async-commit.js';
 import { RenewWithoutExpiryEngine } from './renew-without-expiry.js';
 import { SessionTokenInTransactionEngine } from './session-token-in-transaction.js';
 import { UnguardedCompleteEngine } from './unguarded-complete.js';
@@ -16,6 +17,7 @@ export const VARIANTS = [
   'unguarded-complete',
   'session-token-in-transaction',
   'renew-without-expiry',
+  'async-commit',
 ] as const;
 export type Variant = (typeof VARIANTS)[number];
 
@@ -36,5 +38,7 @@ export function createEngine(
       return new SessionTokenInTransactionEngine(options);
     case 'renew-without-expiry':
       return new RenewWithoutExpiryEngine(options);
+    case 'async-commit':
+      return new AsyncCommitEngine(options);
   }
 }
