@@ -73,6 +73,7 @@ const isProcessTest = (f: string): boolean =>
     'test/browser/',
     'test/scale/',
     'test/chaos/',
+    'test/crash/',
     'test/integration/migrate-concurrent',
   ].some((prefix) => f.startsWith(prefix));
 // The demo's bound measures its own start-up ("starts in under 15 s"), and the concurrent

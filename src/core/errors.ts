@@ -104,9 +104,13 @@ export class TaskDoneError extends LeaseholdError {
   }
 }
 
+/**
+ * `details.outcome === 'unknown'`: the statement may have been applied (the connection was lost
+ * after it was sent); retrying something that is not idempotent may apply it twice.
+ */
 export class UnavailableError extends LeaseholdError {
-  constructor(message: string, cause?: unknown) {
-    super('unavailable', message, {}, { cause });
+  constructor(message: string, cause?: unknown, details: ErrorDetails = {}) {
+    super('unavailable', message, details, { cause });
   }
 }
 

@@ -4,7 +4,12 @@
  * transaction so a job exists only if the business write that asked for it commits (the outbox
  * pattern without an outbox).
  */
-import { InvalidArgumentError, UnsupportedError } from '../core/errors.js';
+import {
+  InvalidArgumentError,
+  UnavailableError,
+  UnsupportedError,
+  isLeaseholdError,
+} from '../core/errors.js';
 import type { Job } from '../core/types.js';
 import type { CallerTransaction, Engine } from '../engine/engine.js';
 import { requireName } from '../core/validate.js';
@@ -32,13 +37,35 @@ const ENQUEUE_BATCHES_IN_FLIGHT = 2;
  * that overlap go to the database as one multi-row statement (runtime/coalescer.ts; decision
  * 0207). Each still resolves only once its job is committed. The engine's batch enqueue answers
  * a list as the single calls in order would: a repeated dedup key's second job is the first's.
+ *
+ * Decision 0220: jobs of one partition key, and of one dedup key, commit in call order even
+ * when a statement stalls (their order keys); and a shared statement whose answer was lost
+ * (it may have committed) is not retried call by call, which would create every job without a
+ * key a second time: each caller gets `unavailable` with the outcome unknown.
  */
 export function singleEnqueues(engine: Engine): Coalescer<JobSpec, EnqueueOutcome> {
   return new Coalescer<JobSpec, EnqueueOutcome>({
     one: async (spec) => (await engine.jobEnqueue({ jobs: [spec] }))[0]!,
     many: (specs) => engine.jobEnqueue({ jobs: [...specs] }),
     maxBatch: ENQUEUE_BATCH_MAX,
+    orderKeys: enqueueOrderKeys,
+    outcomeUnknown: (error, size) =>
+      isLeaseholdError(error, 'unavailable') && error.details.outcome === 'unknown'
+        ? new UnavailableError(
+            `enqueue: the answer of the statement carrying this job and ${size - 1} others was lost; its outcome is unknown (the job may or may not exist; a retry without a dedup key may create it twice)`,
+            error,
+            { outcome: 'unknown' },
+          )
+        : undefined,
   });
+}
+
+/** The keys whose jobs must commit in call order: the partition's and the dedup key's. */
+function enqueueOrderKeys(spec: JobSpec): string[] {
+  const keys: string[] = [];
+  if (spec.partitionKey != null) keys.push(JSON.stringify(['p', spec.queue, spec.partitionKey]));
+  if (spec.key != null) keys.push(JSON.stringify(['k', spec.queue, spec.key]));
+  return keys;
 }
 
 export class Queue {

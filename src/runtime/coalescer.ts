@@ -15,7 +15,14 @@
  *
  * A list never holds two requests with the same key (a lease's resource), so it is one
  * statement: it commits or fails as a whole. When it fails, each request is retried alone, so
- * one bad request cannot fail its neighbours and every caller gets its own answer or error.
+ * one bad request cannot fail its neighbours and every caller gets its own answer or error;
+ * unless `outcomeUnknown` says the list may have committed (its answer was lost): then a retry
+ * could apply a request twice, and every caller gets that error instead.
+ *
+ * A statement still in flight after `stallMs` stops holding the others back, but never the
+ * requests that share an order key with it (`orderKeys`: an enqueue's partition and dedup
+ * key): those wait until it returns, so requests of one order key reach the database, and
+ * commit, in the order they were made, under any stall (decision 0220).
  */
 export interface CoalescerOptions<P, R> {
   /** One request alone. */
@@ -24,6 +31,17 @@ export interface CoalescerOptions<P, R> {
   many: (params: readonly P[]) => Promise<R[]>;
   /** Requests with the same key never share a list (default: every request its own key). */
   key?: (params: P) => string;
+  /**
+   * Requests sharing an order key commit in call order: none is sent while a list holding an
+   * earlier one is in flight, stalled or not, and a failed list's are retried one after
+   * another (default: none).
+   */
+  orderKeys?: (params: P) => readonly string[];
+  /**
+   * The error every caller of a failed list gets, instead of being retried alone, when the
+   * list's outcome is unknown (it may have committed); undefined retries alone (the default).
+   */
+  outcomeUnknown?: (error: unknown, size: number) => Error | undefined;
   /** Largest list (default 100). */
   maxBatch?: number;
   /** Statements of this kind in flight at once; beyond, requests gather (default 1). */
@@ -56,6 +74,8 @@ export class Coalescer<P, R> {
   private readonly maxInFlight: number;
   private readonly stallMs: number;
   private readonly gatherMs: number;
+  /** Order keys of the lists in flight (stalled ones too), with how many lists hold each. */
+  private readonly busyKeys = new Map<string, number>();
 
   constructor(private readonly o: CoalescerOptions<P, R>) {
     this.maxBatch = o.maxBatch ?? 100;
@@ -95,6 +115,9 @@ export class Coalescer<P, R> {
   private dispatch(): void {
     while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
       const list = this.takeList();
+      // Everything waiting shares an order key with a list still in flight: it returns first.
+      if (list.length === 0) return;
+      const keys = this.holdOrderKeys(list);
       this.inFlight++;
       let counted = true;
       const uncount = (returned: boolean): void => {
@@ -108,7 +131,11 @@ export class Coalescer<P, R> {
         this.schedule();
       };
       const stalled = setTimeout(() => uncount(false), this.stallMs);
-      void this.send(list).finally(() => uncount(true));
+      void this.send(list).finally(() => {
+        this.releaseOrderKeys(keys);
+        uncount(true);
+        this.schedule(); // requests held back by these keys may go now
+      });
     }
   }
 
@@ -124,20 +151,47 @@ export class Coalescer<P, R> {
     this.schedule();
   }
 
-  /** The oldest waiting requests with distinct keys, in arrival order; the rest keep waiting. */
+  /**
+   * The oldest waiting requests with distinct keys, in arrival order; the rest keep waiting. A
+   * request whose order key is in flight, or held back here, is held back too.
+   */
   private takeList(): Pending<P, R>[] {
     const keys = new Set<string>();
+    const heldBack = new Set<string>();
     const list: Pending<P, R>[] = [];
     const rest: Pending<P, R>[] = [];
     for (const pending of this.waiting) {
       const key = this.o.key?.(pending.params);
-      if (list.length < this.maxBatch && (key === undefined || !keys.has(key))) {
+      const orderKeys = this.o.orderKeys?.(pending.params) ?? [];
+      if (
+        list.length < this.maxBatch &&
+        (key === undefined || !keys.has(key)) &&
+        !orderKeys.some((k) => this.busyKeys.has(k) || heldBack.has(k))
+      ) {
         if (key !== undefined) keys.add(key);
         list.push(pending);
-      } else rest.push(pending);
+      } else {
+        for (const k of orderKeys) heldBack.add(k);
+        rest.push(pending);
+      }
     }
     this.waiting = rest;
     return list;
+  }
+
+  private holdOrderKeys(list: Pending<P, R>[]): string[] {
+    if (!this.o.orderKeys) return [];
+    const keys = [...new Set(list.flatMap((p) => this.o.orderKeys!(p.params)))];
+    for (const k of keys) this.busyKeys.set(k, (this.busyKeys.get(k) ?? 0) + 1);
+    return keys;
+  }
+
+  private releaseOrderKeys(keys: string[]): void {
+    for (const k of keys) {
+      const n = this.busyKeys.get(k)! - 1;
+      if (n === 0) this.busyKeys.delete(k);
+      else this.busyKeys.set(k, n);
+    }
   }
 
   private async send(list: Pending<P, R>[]): Promise<void> {
@@ -147,14 +201,25 @@ export class Coalescer<P, R> {
       let results: R[] | undefined;
       try {
         results = await this.o.many(list.map((p) => p.params));
-      } catch {
-        // Retried one by one below: each caller gets its own answer or its own error.
+      } catch (error) {
+        // Retried one by one below, so each caller gets its own answer or its own error; but a
+        // list that may have committed is not sent again.
+        const unknown = this.o.outcomeUnknown?.(error, list.length);
+        if (unknown) {
+          for (const p of list) p.reject(unknown);
+          return;
+        }
       }
       if (results) {
         list.forEach((p, i) => p.resolve(results[i]!));
         return;
       }
     }
-    await Promise.all(list.map((p) => this.o.one(p.params).then(p.resolve, p.reject)));
+    if (!this.o.orderKeys) {
+      await Promise.all(list.map((p) => this.o.one(p.params).then(p.resolve, p.reject)));
+      return;
+    }
+    // In call order, one after another: two of one order key must not overtake each other.
+    for (const p of list) await this.o.one(p.params).then(p.resolve, p.reject);
   }
 }

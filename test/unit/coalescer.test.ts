@@ -106,6 +106,66 @@ describe('Coalescer', () => {
     },
   );
 
+  describe('order keys and unknown outcomes (decision 0220)', () => {
+    /** A store whose `locked` request stays in flight until the test unblocks it. */
+    function orderedStore(failMany?: Error) {
+      let unblock: () => void = () => {};
+      const sent: string[][] = [];
+      const coalescer = new Coalescer<Req & { order?: string }, string>({
+        one: async (r) => {
+          sent.push([r.key]);
+          if (r.key === 'locked') await new Promise<void>((resolve) => (unblock = resolve));
+          return r.key;
+        },
+        many: async (rs) => {
+          sent.push(rs.map((r) => r.key));
+          if (failMany) throw failMany;
+          return rs.map((r) => r.key);
+        },
+        orderKeys: (r) => (r.order ? [r.order] : []),
+        outcomeUnknown: (error) =>
+          (error as Error).message === 'answer lost' ? new Error('outcome unknown') : undefined,
+        stallMs: 20,
+      });
+      return { coalescer, sent, unblock: () => unblock() };
+    }
+
+    it('holds back, under any stall, a request whose order key a stalled list holds, and lets the others go', async () => {
+      const store = orderedStore();
+      const locked = store.coalescer.run({ key: 'locked', n: 0, order: 'p' });
+      await new Promise((resolve) => setImmediate(resolve));
+      let sameDone = false;
+      const same = store.coalescer.run({ key: 'same', n: 1, order: 'p' });
+      void same.then(() => (sameDone = true));
+      // Goes once the stall is noticed; `same` would have gone with it, were it not held.
+      assert.equal(await store.coalescer.run({ key: 'other', n: 2 }), 'other');
+      assert.equal(sameDone, false);
+      assert.deepEqual(store.sent, [['locked'], ['other']]);
+      store.unblock();
+      assert.deepEqual(await Promise.all([locked, same]), ['locked', 'same']);
+      assert.deepEqual(store.sent, [['locked'], ['other'], ['same']]);
+    });
+
+    it('rejects every caller of a list whose outcome is unknown instead of retrying each alone', async () => {
+      const store = orderedStore(new Error('answer lost'));
+      const settled = await Promise.allSettled(
+        ['a', 'b', 'c'].map((key, n) => store.coalescer.run({ key, n })),
+      );
+      assert.deepEqual(
+        settled.map((s) => (s.status === 'rejected' ? (s.reason as Error).message : s.value)),
+        ['outcome unknown', 'outcome unknown', 'outcome unknown'],
+      );
+      assert.deepEqual(store.sent, [['a', 'b', 'c']]);
+    });
+
+    it('retries a failed list with order keys one request after another, in call order', async () => {
+      const store = orderedStore(new Error('refused'));
+      const calls = ['a', 'b', 'c'].map((key, n) => store.coalescer.run({ key, n, order: 'p' }));
+      assert.deepEqual(await Promise.all(calls), ['a', 'b', 'c']);
+      assert.deepEqual(store.sent, [['a', 'b', 'c'], ['a'], ['b'], ['c']]);
+    });
+  });
+
   it('caps a list at maxBatch and gathers requests while maxInFlight statements run', async () => {
     const { coalescer, sent } = harness({ maxBatch: 3, maxInFlight: 1 });
     const first = coalescer.run({ key: 'first', n: 0 });

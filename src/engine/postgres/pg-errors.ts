@@ -21,7 +21,32 @@ const CONNECTION_MESSAGES = [
   /Cannot use a pool after calling end/i,
 ];
 
-/** Turns a driver error into a LeaseholdError; leaves LeaseholdErrors as they are. */
+/** Failures before a statement could reach the server (no connection was made): it did not run. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
+const NOT_SENT_MESSAGES = [
+  /timeout exceeded when trying to connect/i,
+  /due to connection timeout/i,
+  /Cannot use a pool after calling end/i,
+];
+
+/**
+ * Whether a failed statement certainly did not commit. An ERROR from the server aborts the
+ * statement's transaction; a failure to connect never sent it. Anything else (a connection
+ * reset or closed mid-statement, a FATAL that ends the session, a client-side timeout) may come
+ * after the server committed: the outcome is unknown (decision 0220).
+ */
+export function outcomeKnown(error: unknown): boolean {
+  const err = error as { code?: unknown; message?: unknown; severity?: unknown };
+  if (err?.severity === 'ERROR') return true;
+  if (typeof err?.code === 'string' && NOT_SENT_CODES.has(err.code)) return true;
+  const message = typeof err?.message === 'string' ? err.message : '';
+  return NOT_SENT_MESSAGES.some((re) => re.test(message));
+}
+
+/**
+ * Turns a driver error into a LeaseholdError; leaves LeaseholdErrors as they are. An unavailable
+ * error whose statement may have committed says so: `details.outcome` is `'unknown'`.
+ */
 export function mapPgError(error: unknown, operation: string): LeaseholdError {
   if (error instanceof LeaseholdError) return error;
   const err = error as { code?: string; message?: string };
@@ -33,7 +58,13 @@ export function mapPgError(error: unknown, operation: string): LeaseholdError {
     UNAVAILABLE_SQLSTATE_PREFIXES.some((p) => code.startsWith(p)) ||
     CONNECTION_MESSAGES.some((re) => re.test(message))
   ) {
-    return new UnavailableError(`${operation}: database unavailable (${code || message})`, error);
+    if (outcomeKnown(error))
+      return new UnavailableError(`${operation}: database unavailable (${code || message})`, error);
+    return new UnavailableError(
+      `${operation}: database unavailable (${code || message}); the statement's outcome is unknown (it may have committed)`,
+      error,
+      { outcome: 'unknown' },
+    );
   }
   // 22xxx: data exceptions such as a value out of range: the input was wrong, not the database.
   if (code.startsWith('22')) return new InvalidArgumentError(operation, message);
