@@ -63,6 +63,9 @@ const result = await runChaos({
 });
 console.log(`database: ${result.durability}`);
 console.log(summaryLine(result));
+if (values.verbose)
+  for (const crash of result.history.crashes)
+    console.log(`  ${crash.proc}#${crash.incarnation} died: ${crash.stderr.join(' | ')}`);
 if (result.violations.length > 0) {
   for (const line of violationLines(result)) console.log(line);
   const path = await saveHistory(result);
