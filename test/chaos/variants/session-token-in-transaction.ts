@@ -9,6 +9,9 @@ import type { LockOperations } from '../../../src/engine/locks.js';
 import { PgContext } from '../../../src/engine/postgres/context.js';
 import { lockQueries } from '../../../src/engine/postgres/lock-queries.js';
 import { PostgresConnectionLocks } from '../../../src/engine/postgres/postgres-connection-locks.js';
+import type { LockConnection } from '../../../src/engine/postgres/lock-connection.js';
+import { toSafeInteger } from '../../../src/engine/postgres/rows.js';
+import type { FencingToken } from '../../../src/core/types.js';
 import {
   PostgresEngine,
   type PostgresEngineOptions,
@@ -16,8 +19,16 @@ import {
 import { quoteSchema } from '../../../src/engine/postgres/sql-identifiers.js';
 import type { MigrationReport } from '../../../src/engine/engine.js';
 
+/** Draws the token on the holding connection, inside the transaction that ends with ROLLBACK. */
+class TokenInHeldTransactionLocks extends PostgresConnectionLocks {
+  protected override async drawToken(conn: LockConnection): Promise<FencingToken> {
+    const [row] = await conn.query<{ token: string }>(this.sql.SessionLockToken);
+    return toSafeInteger(row!.token, 'chaos_session_token_counter.token');
+  }
+}
+
 export class SessionTokenInTransactionEngine extends PostgresEngine {
-  private readonly brokenLocks: PostgresConnectionLocks;
+  private readonly brokenLocks: TokenInHeldTransactionLocks;
 
   constructor(options: PostgresEngineOptions & { connectionString: string }) {
     super(options);
@@ -31,7 +42,7 @@ export class SessionTokenInTransactionEngine extends PostgresEngine {
     const ctx = new PgContext(this.pool, this.schema, s, undefined, undefined, {
       connectionString: options.connectionString,
     });
-    this.brokenLocks = new PostgresConnectionLocks(ctx, sql);
+    this.brokenLocks = new TokenInHeldTransactionLocks(ctx, sql);
   }
 
   override sessionLockAcquire: LockOperations['sessionLockAcquire'] = (p) =>
