@@ -1,6 +1,7 @@
 /**
  * Broken variant (b), for the chaos harness only: the session lock's fencing token is taken inside
- * the held transaction, from a counter row, instead of from a sequence. Every session-lock term
+ * the held transaction, from a counter row, instead of by a committed draw on the pool (decision
+ * 0217). Every session-lock term
  * ends by rolling its transaction back (unlock is ROLLBACK; a dropped connection rolls back too),
  * and the counter's increment rolls back with it: the next holder is handed the same token, so a
  * fence cannot tell the two terms apart.
