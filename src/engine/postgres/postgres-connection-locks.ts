@@ -83,8 +83,8 @@ export class PostgresConnectionLocks {
   private readonly forget = (lock: PgConnectionLock): void => void this.held.delete(lock);
 
   constructor(
-    private readonly ctx: PgContext,
-    private readonly sql: LockQueries,
+    protected readonly ctx: PgContext,
+    protected readonly sql: LockQueries,
   ) {}
 
   async advisoryTryLock(p: ConnectionLockParams): Promise<ConnectionLock | null> {
@@ -174,11 +174,27 @@ export class PostgresConnectionLocks {
     await conn.query('BEGIN');
   }
 
-  /** The token is taken only now, with the row lock held, on the holding connection. */
+  /** The token is taken only now, with the row lock held, so terms get it in their order. */
   private async sessionHandle(conn: LockConnection, name: string): Promise<PgSessionLock> {
-    const [row] = await conn.query<{ token: string }>(this.sql.SessionLockToken);
-    const token = toSafeInteger(row!.token, 'session_lock_tokens');
+    const token = await this.drawToken(conn, name);
     return new PgSessionLock(name, conn, token, this.forget);
+  }
+
+  /**
+   * A new term's token, durable before it is returned: drawn on the pool in a transaction of
+   * its own that commits with its WAL flushed, never in the holding transaction, which ends with
+   * ROLLBACK and so never flushes what it wrote (a token from it could come back after a crash).
+   * `conn` is the holding connection, unused here: the chaos harness's broken variant draws
+   * the token on it to prove the checkers see the difference.
+   */
+  protected async drawToken(conn: LockConnection, name: string): Promise<FencingToken> {
+    void conn;
+    const [row] = await this.ctx.query<{ token: string }>(
+      'SessionLockToken',
+      this.sql.SessionLockToken,
+      [name],
+    );
+    return toSafeInteger(row!.token, 'session_lock_terms.token');
   }
 
   private async openForWait(operation: string): Promise<LockConnection> {
