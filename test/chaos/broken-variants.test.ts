@@ -63,7 +63,7 @@ const CASES: Case[] = [
     // server loses what was acknowledged in that window, which a steady flow of enqueues and
     // completions always fills.
     options: {
-      durationMs: 12_000,
+      durationMs: 8_000,
       roles: { worker: 2, holder: 1 },
       faultTypes: ['pg-crash'],
       faultGapMs: [2_000, 3_000],

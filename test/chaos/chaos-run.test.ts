@@ -26,6 +26,10 @@ it(
         `fault ${type} was injected`,
       );
     }
+    // Crash recovery is only worth exercising on a server that promises durability.
+    assert.equal(result.durability, 'fsync on, synchronous_commit on, full_page_writes on');
+    for (const crash of result.faults.filter((f) => f.type === 'pg-crash'))
+      assert.match(crash.detail ?? '', /crash recovery ran/, 'the crashed server recovered');
     assert.ok(result.acquisitions > 20, 'terms turned over');
     assert.ok(result.jobs > 50, 'jobs flowed');
     if (result.violations.length > 0) {

@@ -86,14 +86,22 @@ export async function openChaosDatabase(externalUrl?: string): Promise<ChaosData
       const postmaster = Number(
         (await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0],
       );
+      // Stopped first, so that it forks no backend between the listing of its children and
+      // the kill: an orphan backend would keep the old shared memory in use, and the next
+      // postmaster refuses to start beside it.
+      signal(postmaster, 'SIGSTOP');
+      await stoppedState(postmaster);
       const children = await childrenOf(postmaster);
       server = undefined;
-      for (const pid of [postmaster, ...children]) kill(pid);
+      for (const pid of [postmaster, ...children]) signal(pid, 'SIGKILL');
       // In the same tick as the kill: the embedded server's stop() waits for the exit event.
       await running.stop();
       await gone(children);
       recoveryLog = [];
-      server = await start(port);
+      server = await startAgain(
+        () => start(port),
+        () => recoveryLog,
+      );
       const recovered = recoveryLog.some((line) =>
         /automatic recovery in progress|redo (starts|done)/.test(line),
       );
@@ -106,11 +114,46 @@ export async function openChaosDatabase(externalUrl?: string): Promise<ChaosData
   };
 }
 
-function kill(pid: number): void {
+function signal(pid: number, name: NodeJS.Signals): void {
   try {
-    process.kill(pid, 'SIGKILL');
+    process.kill(pid, name);
   } catch {
     // Already gone.
+  }
+}
+
+function stateOf(stat: string): string {
+  // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
+  return stat.slice(stat.lastIndexOf(')') + 2)[0] ?? '';
+}
+
+/** Waits until `pid` is stopped (or gone): a signal is delivered asynchronously. */
+async function stoppedState(pid: number): Promise<void> {
+  for (let round = 0; round < 100; round++) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    if (stat === '' || ['T', 't', 'Z'].includes(stateOf(stat))) return;
+    await sleep(10);
+  }
+}
+
+/**
+ * Starts the crashed server again. A killed backend can hold the old shared memory for a
+ * moment after its exit is visible, so a refused start is retried a few times.
+ */
+async function startAgain(
+  start: () => Promise<EmbeddedPostgres>,
+  log: () => readonly string[],
+): Promise<EmbeddedPostgres> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (error) {
+      if (attempt >= 10)
+        throw new Error(`the crashed server did not start again: ${log().slice(-5).join(' | ')}`, {
+          cause: error,
+        });
+      await sleep(500);
+    }
   }
 }
 
@@ -132,7 +175,7 @@ async function childrenOf(pid: number): Promise<number[]> {
 async function gone(pids: readonly number[]): Promise<void> {
   const alive = async (pid: number): Promise<boolean> => {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+    return stat !== '' && stateOf(stat) !== 'Z';
   };
   for (let round = 0; round < 200; round++) {
     if (!(await Promise.all(pids.map(alive))).some(Boolean)) return;

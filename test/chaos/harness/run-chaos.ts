@@ -188,7 +188,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       const record = await injectFault({ fleet, proxy, database, admin }, fault);
       faults.push(record);
       log(
-        `fault ${record.type} ${record.target ?? ''} ${record.skipped ? `skipped: ${record.skipped}` : `${Math.round(record.endedAt - record.startedAt)} ms`}`,
+        `fault ${record.type} ${record.target ?? ''} ${record.skipped ? `skipped: ${record.skipped}` : `${Math.round(record.endedAt - record.startedAt)} ms`}${record.detail ? ` (${record.detail})` : ''}`,
       );
     }
     const remaining = started + options.durationMs - Date.now();
