@@ -16,7 +16,7 @@ it(
       seed: 4010,
       durationMs: 45_000,
       variant: 'real',
-      roles: { holder: 2, leader: 2, worker: 2, scheduler: 2 },
+      roles: { holder: 2, leader: 2, worker: 2, scheduler: 2, producer: 1 },
       faultTypes: FAULT_TYPES,
     });
     console.log(`# ${summaryLine(result)}`);

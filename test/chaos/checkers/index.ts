@@ -10,6 +10,8 @@ import { checkSlotOnce } from './slot-once.js';
 import { checkSlowTakeover } from './slow-takeover.js';
 import { checkSupersededCompletion } from './superseded-completion.js';
 import { checkTokenOrder } from './token-order.js';
+import { checkEnqueueDuplicates } from './enqueue-duplicates.js';
+import { checkPartitionOrder } from './partition-order.js';
 
 export const CHECKERS: readonly ((history: History) => Violation[])[] = [
   checkTokenOrder,
@@ -22,6 +24,8 @@ export const CHECKERS: readonly ((history: History) => Violation[])[] = [
   checkSupersededCompletion,
   checkSlotOnce,
   checkLeaks,
+  checkEnqueueDuplicates,
+  checkPartitionOrder,
 ];
 
 export function checkHistory(history: History): Violation[] {

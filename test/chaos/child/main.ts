@@ -13,6 +13,7 @@ import { emitterFor } from './emit.js';
 import { recordingEngine } from './recording-engine.js';
 import { runHolder } from './roles/holder.js';
 import { runLeader } from './roles/leader.js';
+import { runProducer } from './roles/producer.js';
 import { runScheduler } from './roles/scheduler.js';
 import { runWorker } from './roles/worker.js';
 
@@ -65,6 +66,9 @@ switch (config.role) {
     break;
   case 'scheduler':
     runScheduler(config, target);
+    break;
+  case 'producer':
+    runProducer(config, target, () => running);
     break;
 }
 emit({ type: 'ready' });

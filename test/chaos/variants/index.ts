@@ -10,12 +10,16 @@ import {
 import { RenewWithoutExpiryEngine } from './renew-without-expiry.js';
 import { SessionTokenInTransactionEngine } from './session-token-in-transaction.js';
 import { UnguardedCompleteEngine } from './unguarded-complete.js';
+import { LostEnqueueAnswerRetriedEngine } from './lost-enqueue-answer-retried.js';
 
 export const VARIANTS = [
   'real',
   'unguarded-complete',
   'session-token-in-transaction',
   'renew-without-expiry',
+  // Decision 0220: the producer role's coalesced enqueues (child/roles/producer.ts).
+  'lost-enqueue-answer-retried',
+  'unordered-enqueue',
 ] as const;
 export type Variant = (typeof VARIANTS)[number];
 
@@ -36,5 +40,10 @@ export function createEngine(
       return new SessionTokenInTransactionEngine(options);
     case 'renew-without-expiry':
       return new RenewWithoutExpiryEngine(options);
+    case 'lost-enqueue-answer-retried':
+      return new LostEnqueueAnswerRetriedEngine(options);
+    case 'unordered-enqueue':
+      // The engine is the real one: the producer role builds its coalescer without order keys.
+      return new PostgresEngine(options);
   }
 }
