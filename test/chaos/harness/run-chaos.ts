@@ -135,7 +135,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     };
     fleet = new Fleet(configFor, (e) => events.push(e));
     const procs: string[] = [];
-    for (const role of ['holder', 'leader', 'worker', 'scheduler', 'producer'] as const) {
+    for (const role of [
+      'holder',
+      'leader',
+      'worker',
+      'scheduler',
+      'producer',
+      'service',
+    ] as const) {
       for (let i = 1; i <= (options.roles[role] ?? 0); i++) {
         const proc = `${role}-${i}`;
         procs.push(proc);
