@@ -56,7 +56,7 @@ const result = await runChaos({
   durationMs,
   variant: values.variant,
   ...volumes[volume],
-  roles: { holder: 2, leader: 2, worker: 2, scheduler: 2, producer: 1 },
+  roles: { holder: 2, leader: 2, worker: 2, scheduler: 2, producer: 1, service: 1 },
   faultTypes: FAULT_TYPES,
   databaseUrl: process.env['DATABASE_URL'],
   log: values.verbose ? (line) => console.log(`  ${line}`) : undefined,
