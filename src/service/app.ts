@@ -25,6 +25,7 @@ import {
   DOCS_CONTENT_SECURITY_POLICY,
   securityHeaders,
 } from './security-headers.js';
+import { registerPublic, requireRouteScopes } from './route-scopes.js';
 import { validatorCompiler } from './validation.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/leases.js';
@@ -72,6 +73,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
     clientErrorHandler,
   });
+  // Before any route: a route that declares no scope makes the build throw (route-scopes.ts).
+  requireRouteScopes(app);
   securityHeaders(app);
   // Bodies are validated as sent (no coercion, no silent removal of unknown fields); params and
   // query strings are converted from their canonical text only (validation.ts).
@@ -91,10 +94,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // costs a promise and a microtask turn per request.
   app.addHook('onRequest', (request, _reply, done) => {
     const scope = request.routeOptions.config.scope;
-    if (!scope) return done();
+    // An unknown URL reaches no route and no data: anyone gets its 404.
+    if (scope === 'public' || (scope === undefined && request.is404)) return done();
     try {
       request.principal = auth.authenticate(request);
-      requireScope(request.principal, scope);
+      // Every route has a scope (route-scopes.ts); were one ever missing, it would need admin.
+      requireScope(request.principal, scope ?? 'admin');
     } catch (error) {
       return done(error as Error);
     }
@@ -114,7 +119,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       security: auth.enabled ? [{ apiKey: [] }] : [],
     },
   });
-  await app.register(swaggerUi, {
+  // The API documentation is public: it describes the routes, it holds no data.
+  await registerPublic(app, swaggerUi, {
     routePrefix: '/docs',
     staticCSP: DOCS_CONTENT_SECURITY_POLICY,
   });

@@ -1,6 +1,6 @@
 // The operations routes through inject(): generator status and control (the same answer from
-// every instance), workers, health, Prometheus metrics, the OpenAPI document, and the API key
-// scopes every route asks for. On PostgreSQL.
+// every instance), workers, health, Prometheus metrics, the OpenAPI document, and how API keys
+// are presented and parsed (route-scopes.test.ts checks every route's scope). On PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { isLeaseholdError } from '../../src/core/errors.js';
@@ -258,52 +258,6 @@ describe('health, metrics and docs', () => {
 });
 
 describe('auth', () => {
-  it('asks every route for its scope: 401 without a valid key, 403 below the scope', () =>
-    withApp(
-      'ops scopes',
-      async (app, lh) => {
-        const { id } = await lh.queue('tasks').enqueue({ n: 1 });
-        const routes: [string, string, unknown, 'read' | 'write' | 'admin'][] = [
-          ['GET', '/api/leases', undefined, 'read'],
-          ['GET', '/api/tasks', undefined, 'read'],
-          ['GET', `/api/tasks/${id}`, undefined, 'read'],
-          ['GET', '/api/jobs', undefined, 'read'],
-          ['GET', '/api/workers', undefined, 'read'],
-          ['GET', '/api/generator', undefined, 'read'],
-          ['GET', '/metrics', undefined, 'read'],
-          ['POST', '/api/leases', { resource: 'r', holder: 'a' }, 'write'],
-          ['POST', '/api/tasks', { task_data: {} }, 'write'],
-          ['POST', '/api/tasks/next', { processor: 'p' }, 'write'],
-          ['PUT', `/api/tasks/${id}/heartbeat`, { processor: 'p' }, 'write'],
-          ['POST', `/api/jobs/${id}/cancel`, undefined, 'write'],
-          ['DELETE', `/api/jobs/${id}`, undefined, 'admin'],
-          ['POST', '/api/generator/start', undefined, 'admin'],
-          ['POST', '/api/generator/stop', undefined, 'admin'],
-        ];
-        const keyOf = { read: reader, write: writer, admin };
-        const below = { read: [], write: ['read'], admin: ['read', 'write'] } as const;
-        for (const [method, url, body, scope] of routes) {
-          const what = `${method} ${url}`;
-          const anonymous = await call(app, method, url, body);
-          assert.equal(anonymous.status, 401, `${what} without a key`);
-          assert.equal(anonymous.body.error?.code, 'unauthorized', what);
-          for (const lower of below[scope]) {
-            const refused = await call(app, method, url, body, keyOf[lower]);
-            assert.equal(refused.status, 403, `${what} with the ${lower} scope`);
-            assert.equal(refused.body.error?.code, 'forbidden', what);
-          }
-          const allowed = await call(app, method, url, body, keyOf[scope]);
-          assert.ok(
-            allowed.status !== 401 && allowed.status !== 403,
-            `${what} with the ${scope} scope answered ${allowed.status}`,
-          );
-        }
-        for (const url of ['/healthz', '/docs/json'])
-          assert.equal((await call(app, 'GET', url)).status, 200, `${url} is public`);
-      },
-      { apiKeys: API_KEYS },
-    ));
-
   it('accepts a key as a bearer token or x-api-key, and refuses wrong, empty or other schemes before reading the body', () =>
     withApp(
       'ops keys',
