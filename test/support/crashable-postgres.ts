@@ -14,6 +14,8 @@
  *   postmaster forks nothing new while they are collected), like a power cut of the processes.
  * - `restart()` starts a new postmaster on the same directory and port; it runs crash recovery
  *   and resolves once the server accepts connections.
+ * - `shutdown()` is a clean stop (fast shutdown, with its checkpoint) that keeps the directory,
+ *   for a restart that needs no recovery.
  * - `stop()` shuts the server down (fast shutdown) if it runs and removes the scratch directory.
  *
  * Connections open at the crash break; callers reconnect after `restart()` (a pg.Pool does so
@@ -38,6 +40,8 @@ export interface CrashablePostgres {
   crash(options?: { how?: CrashHow }): Promise<void>;
   /** Starts the server again on the same directory and port (crash recovery runs). */
   restart(): Promise<void>;
+  /** Shuts the server down cleanly (a checkpoint, no recovery next time); `restart()` follows. */
+  shutdown(): Promise<void>;
   /** Stops the server if it runs and deletes its scratch directory. */
   stop(): Promise<void>;
 }
@@ -135,13 +139,17 @@ export async function startCrashablePostgres(
     await waitGone(children);
   };
 
-  const stop = async (): Promise<void> => {
+  const shutdown = async (): Promise<void> => {
     const child = postmaster;
     postmaster = undefined;
     if (child && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGINT');
       await exited;
     }
+  };
+
+  const stop = async (): Promise<void> => {
+    await shutdown();
     process.removeListener('exit', killOnExit);
     await rm(scratch, { recursive: true, force: true });
   };
@@ -153,9 +161,12 @@ export async function startCrashablePostgres(
     dataDir,
     crash,
     restart: async () => {
-      if (postmaster) throw new Error('restart(): the server is still running; crash() it first');
+      // A postmaster that exited while starting (a refused start) may be started again.
+      if (postmaster && postmaster.exitCode === null && postmaster.signalCode === null)
+        throw new Error('restart(): the server is still running; crash() it first');
       await start();
     },
+    shutdown,
     stop,
   };
 }

@@ -205,14 +205,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     enqueueing = false;
     await enqueuer;
 
-    // Quiet phase: no faults, so every job can reach its end.
-    const settleBy = Date.now() + (workers > 0 ? SETTLE_MS : 0);
+    // Quiet phase: no faults, so every job can reach its end. It lasts while the workers make
+    // progress (a loaded machine can leave a backlog) and ends after SETTLE_MS without any.
+    let settleBy = Date.now() + (workers > 0 ? SETTLE_MS : 0);
+    let unfinished = Number.POSITIVE_INFINITY;
     while (Date.now() < settleBy) {
       const { rows } = await admin.query<{ n: string }>(
         `SELECT count(*) AS n FROM "${schema}".jobs WHERE queue = $1 AND status NOT IN ('completed', 'dead')`,
         [WORKER.queue],
       );
-      if (Number(rows[0]!.n) === 0) break;
+      const n = Number(rows[0]!.n);
+      if (n === 0) break;
+      if (n < unfinished) [unfinished, settleBy] = [n, Date.now() + SETTLE_MS];
       await sleep(250);
     }
     await producer?.close();
