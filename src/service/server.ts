@@ -5,8 +5,17 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { InvalidArgumentError } from '../core/errors.js';
+import type { ConnectOptions } from '../leasehold.js';
 import type { MaintainerOptions } from '../queue/maintenance/maintainer.js';
 import { buildApp, type BuildAppOptions } from './app.js';
+
+/**
+ * How the service connects to its database (`leasehold serve`, the demo): an outage must turn
+ * into a quick 503, not a hanging request.
+ */
+export const SERVICE_DATABASE_OPTIONS = {
+  connectTimeoutMs: 2_000,
+} as const satisfies Partial<ConnectOptions>;
 
 export interface ServerOptions extends BuildAppOptions {
   host?: string;

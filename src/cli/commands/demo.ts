@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { Leasehold } from '../../leasehold.js';
 import { startDemo } from '../../processes/demo.js';
-import { startServer } from '../../service/server.js';
+import { SERVICE_DATABASE_OPTIONS, startServer } from '../../service/server.js';
 import type { CliContext } from '../context.js';
 import { DATABASE_URL_HELP } from '../connect.js';
 import { resolveDatabase } from '../database.js';
@@ -64,7 +64,7 @@ export function registerDemo(program: Command, ctx: CliContext): void {
       const lh = await Leasehold.connect({
         connectionString: database.connectionString,
         schema: o.schema,
-        connectTimeoutMs: 2_000,
+        ...SERVICE_DATABASE_OPTIONS,
       });
       try {
         await lh.migrate();
