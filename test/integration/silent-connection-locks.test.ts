@@ -35,7 +35,7 @@ const SERVER_NOTICE_MS = 2 * LOSS_BOUND_MS;
 
 for (const kind of ['advisory', 'session'] as const) {
   describe(`${kind} lock on a silent database`, () => {
-    it('fires the holder signal within the probe bound, before another holder is granted', () =>
+    it('fires the holder signal within the probe bound, before another holder is granted', (t) =>
       withSchema(`silent ${kind} lock`, async (schema) => {
         const { host, port } = upstreamOf(schema.url);
         const proxy = new FaultProxy(host, port);
@@ -100,6 +100,9 @@ for (const kind of ['advisory', 'session'] as const) {
             events,
             ['holder signal', 'server frees the lock', 'contender granted'],
             'the holder hears of the loss before anyone else can hold the lock',
+          );
+          t.diagnostic(
+            `signal ${Math.round(firedAfterMs)} ms after the silence (bound ${LOSS_BOUND_MS} ms)`,
           );
           assert.ok(isLeaseholdError(holder.signal.reason, 'lease_lost'), 'lease_lost');
           assert.equal(holder.isHeld(), false);

@@ -21,7 +21,7 @@ const LEASE_TTL_MS = 3_000;
 const TIMEOUTS = { connectTimeoutMs: 1_000, statementTimeoutMs: 500, queryTimeoutMs: 1_000 };
 
 describe('worker on a silent database', () => {
-  it('fires signals at trust deadlines, does not hang, and applies no outcome twice', () =>
+  it('fires signals at trust deadlines, does not hang, and applies no outcome twice', (t) =>
     withSchema('silent worker', async (schema) => {
       const { host, port } = upstreamOf(schema.url);
       const proxy = new FaultProxy(host, port);
@@ -104,7 +104,9 @@ describe('worker on a silent database', () => {
         // Nothing hangs: a hard stop while the database is still silent returns.
         const stopStarted = performance.now();
         await within(a.stop(), 15_000, 'worker a stopping while the database is silent');
-        assert.ok(performance.now() - stopStarted < 15_000);
+        t.diagnostic(
+          `signals ${[...firedAfterMs.values()].map(Math.round).join(', ')} ms after the silence; stop took ${Math.round(performance.now() - stopStarted)} ms`,
+        );
 
         proxy.setMode('worker', { kind: 'pass' });
         await b.start();
