@@ -3,7 +3,7 @@ import { Leasehold } from '../../leasehold.js';
 import { startDemo, type DemoStopReport } from '../../processes/demo.js';
 import { TypedEvents } from '../../runtime/events.js';
 import type { ServiceEventMap } from '../../service/context.js';
-import { startServer } from '../../service/server.js';
+import { SERVICE_DATABASE_OPTIONS, startServer } from '../../service/server.js';
 import type { CliContext } from '../context.js';
 import { DATABASE_URL_HELP } from '../connect.js';
 import { resolveDatabase } from '../database.js';
@@ -75,7 +75,7 @@ export function registerDemo(program: Command, ctx: CliContext): void {
         const lh = await Leasehold.connect({
           connectionString: database.connectionString,
           schema: o.schema,
-          connectTimeoutMs: 2_000,
+          ...SERVICE_DATABASE_OPTIONS,
         });
         try {
           await lh.migrate();

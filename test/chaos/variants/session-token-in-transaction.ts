@@ -7,6 +7,7 @@
  * fence cannot tell the two terms apart.
  */
 import type { LockOperations } from '../../../src/engine/locks.js';
+import { resolveConnectionTiming } from '../../../src/engine/postgres/connection-timing.js';
 import { PgContext } from '../../../src/engine/postgres/context.js';
 import { lockQueries } from '../../../src/engine/postgres/lock-queries.js';
 import { PostgresConnectionLocks } from '../../../src/engine/postgres/postgres-connection-locks.js';
@@ -40,9 +41,15 @@ export class SessionTokenInTransactionEngine extends PostgresEngine {
       SessionLockToken: `UPDATE ${s}.chaos_session_token_counter SET token = token + 1 RETURNING token`,
     };
     // The same connection settings as the engine's own lock family; no prepared statements.
-    const ctx = new PgContext(this.pool, this.schema, s, undefined, undefined, {
-      connectionString: options.connectionString,
-    });
+    const ctx = new PgContext(
+      this.pool,
+      this.schema,
+      s,
+      undefined,
+      undefined,
+      { connectionString: options.connectionString },
+      resolveConnectionTiming(options),
+    );
     this.brokenLocks = new TokenInHeldTransactionLocks(ctx, sql);
   }
 
