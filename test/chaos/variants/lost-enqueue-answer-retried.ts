@@ -3,9 +3,10 @@
  * committed is taken for a refusal, so the coalescer retries each call alone, as every failed
  * list was before decision 0220. The proxy cannot time a cut between a commit and its answer, so
  * the variant loses the answer itself: every third multi-row enqueue commits, then fails as a
- * refused statement would (no `outcome: 'unknown'`). Each of its jobs is then created twice.
+ * statement the database refused would (an `internal` error, not `unavailable` with the
+ * outcome unknown). Each of its jobs is then created twice.
  */
-import { UnavailableError } from '../../../src/core/errors.js';
+import { LeaseholdError } from '../../../src/core/errors.js';
 import {
   PostgresEngine,
   type PostgresEngineOptions,
@@ -19,7 +20,10 @@ export class LostEnqueueAnswerRetriedEngine extends PostgresEngine {
     this.jobEnqueue = async (p) => {
       const answer = await real(p);
       if (p.jobs.length > 1 && !p.tx && ++shared % 3 === 0)
-        throw new UnavailableError('JobEnqueue: answer lost (deliberately taken for a refusal)');
+        throw new LeaseholdError(
+          'internal',
+          'JobEnqueue: answer lost (deliberately reported as a refusal)',
+        );
       return answer;
     };
   }

@@ -43,7 +43,7 @@ export function runProducer(
         const part = `${prefix}/p${p}`;
         const seq = ++seqs[p]!;
         const opId = `${prefix}:${++ops}`;
-        const stallMs = Math.random() < 0.15 ? 40 + Math.floor(Math.random() * 40) : undefined;
+        const stallMs = Math.random() < 0.15 ? 60 + Math.floor(Math.random() * 100) : undefined;
         emit({ type: 'enqueue', phase: 'invoke', opId, part, seq });
         queue
           .enqueue({ opId, part, seq, ...(stallMs ? { stallMs } : {}) }, { partitionKey: part })
