@@ -30,6 +30,7 @@ export interface LeaseQueries {
   LeaseGet: string;
   LeaseGetById: string;
   LeaseList: Record<LeaseListFilter, string>;
+  LeaseCountActive: string;
 }
 
 const LIST_PREDICATES: Record<LeaseListFilter, string> = {
@@ -150,5 +151,9 @@ export function leaseQueries(s: string): LeaseQueries {
 
     // $1 limit, $2 offset, $3 resource prefix (nullable), $4 now
     LeaseList: list,
+
+    // $1 now
+    LeaseCountActive: `${CLOCK('$1')}
+      SELECT count(*) AS active FROM ${s}.leases l, clock WHERE ${LIST_PREDICATES.active}`,
   };
 }
