@@ -154,6 +154,6 @@ export function leaseQueries(s: string): LeaseQueries {
 
     // $1 now
     LeaseCountActive: `${CLOCK('$1')}
-      SELECT count(*) AS active FROM ${s}.leases l, clock WHERE ${LIST_PREDICATES.active}`,
+      SELECT count(*) AS active FROM ${s}.leases l, clock WHERE l.released_at IS NULL AND l.expires_at > clock.now`,
   };
 }
