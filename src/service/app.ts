@@ -152,8 +152,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const metrics = createMetrics(ctx);
   ctx.metrics = metrics;
   metricsRoutes(app, metrics);
-  ctx.events.on('lease:acquired', () => metrics.leaseAcquisitions.inc({ result: 'acquired' }));
-  ctx.events.on('lease:refused', () => metrics.leaseAcquisitions.inc({ result: 'held' }));
   healthRoutes(app, ctx);
   leaseRoutes(app, ctx);
   taskRoutes(app, ctx);

@@ -9,7 +9,8 @@ import { TaskGenerator } from '../../src/processes/generator.js';
 import { buildApp } from '../../src/service/app.js';
 import { parseApiKeys, type ApiKeyConfig } from '../../src/service/auth.js';
 import { closeTestDatabase } from '../support/database.js';
-import { bearer, call, withApp } from '../support/service.js';
+import { bearer, call, withApp, type Answer } from '../support/service.js';
+import { waitFor } from '../support/wait.js';
 
 after(closeTestDatabase);
 
@@ -184,6 +185,48 @@ describe('health, metrics and docs', () => {
         ])
           assert.match(metrics.text, line);
         assert.doesNotMatch(metrics.text, /^(?!leasehold_|#|$)/m, 'every metric is leasehold_*');
+      },
+      { apiKeys: API_KEYS },
+    ));
+
+  it("counts an acquire that extends the caller's own live term as extended, and every active lease beyond a thousand", () =>
+    withApp(
+      'ops metrics counts',
+      async (app, lh) => {
+        const acquire = (holder: string): Promise<Answer> =>
+          call(app, 'POST', '/api/leases', { resource: 'r', holder, ttlSeconds: 600 }, writer);
+        assert.equal((await acquire('a')).status, 201, 'a new term');
+        assert.equal((await acquire('a')).status, 200, 'the same holder: its term extended');
+        assert.equal((await acquire('a')).status, 200, 'and again');
+        assert.equal((await acquire('b')).status, 409, 'another holder: held');
+        // 1,200 more live leases in one statement, and 10 that are released or expired, which
+        // the gauge must not count.
+        const live = Array.from({ length: 1200 }, (_, i) => ({
+          resource: `bulk-${i}`,
+          holder: 'bulk',
+          ttlMs: 600_000,
+          metadata: {},
+        }));
+        const results = await lh.engine.leaseAcquireMany(live);
+        assert.ok(results.every((r) => r.acquired));
+        for (let i = 0; i < 5; i++) {
+          await lh.engine.leaseAcquire({ resource: `gone-${i}`, holder: 'x', ttlMs: 600_000 });
+          assert.ok(await lh.engine.leaseRelease({ resource: `gone-${i}`, holder: 'x' }));
+          await lh.engine.leaseAcquire({ resource: `short-${i}`, holder: 'x', ttlMs: 1 });
+        }
+        const metrics = await waitFor(
+          'the gauge to count the 1,201 live leases once the 1 ms ones have expired',
+          async () => {
+            const answer = await call(app, 'GET', '/metrics', undefined, reader);
+            return /^leasehold_leases_active 1201$/m.test(answer.text) ? answer : undefined;
+          },
+        );
+        for (const line of [
+          /^leasehold_lease_acquisitions_total\{result="acquired"\} 1$/m,
+          /^leasehold_lease_acquisitions_total\{result="extended"\} 2$/m,
+          /^leasehold_lease_acquisitions_total\{result="held"\} 1$/m,
+        ])
+          assert.match(metrics.text, line);
       },
       { apiKeys: API_KEYS },
     ));

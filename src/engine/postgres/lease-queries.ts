@@ -31,6 +31,7 @@ export interface LeaseQueries {
   LeaseGet: string;
   LeaseGetById: string;
   LeaseList: Record<LeaseListFilter, string>;
+  LeaseCountActive: string;
 }
 
 const LIST_PREDICATES: Record<LeaseListFilter, string> = {
@@ -151,5 +152,9 @@ export function leaseQueries(s: string): LeaseQueries {
 
     // $1 limit, $2 offset, $3 resource prefix (nullable), $4 now
     LeaseList: list,
+
+    // $1 now
+    LeaseCountActive: `${CLOCK('$1')}
+      SELECT count(*) AS active FROM ${s}.leases l, clock WHERE l.released_at IS NULL AND l.expires_at > clock.now`,
   };
 }

@@ -216,6 +216,7 @@ export class PostgresEngine implements Engine {
   leaseGet: Engine['leaseGet'] = (p) => this.leases.leaseGet(p);
   leaseGetById: Engine['leaseGetById'] = (p) => this.leases.leaseGetById(p);
   leaseList: Engine['leaseList'] = (p) => this.leases.leaseList(p);
+  leaseCountActive: Engine['leaseCountActive'] = () => this.leases.leaseCountActive();
 
   // --- notifications ------------------------------------------------------------------------
   notifyListen: NotificationOperations['notifyListen'] = (p) =>
