@@ -1,7 +1,7 @@
 // Ctrl-C on `npm start`, as a terminal sends it: SIGINT to the demo's whole process group, with
 // the demo on its own embedded PostgreSQL (no DATABASE_URL) and tasks in flight. Workers must
 // hand their tasks back before the database stops, nothing may log an error on the way out, and
-// no process may be left. The demo runs under the tsx command line as `npm start` runs it, in a
+// no process may be left. The demo runs as `npm start` runs it (node with the tsx loader), in a
 // scratch working directory, so its `.leasehold/pg` cluster is this test's own.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -16,7 +16,8 @@ import { Leasehold } from '../../src/leasehold.js';
 import { waitFor, within } from '../support/wait.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSX_CLI = fileURLToPath(import.meta.resolve('tsx/cli'));
+// Resolved here: `--import tsx` would be looked up from the scratch directory.
+const TSX_LOADER = import.meta.resolve('tsx');
 
 function alive(pid: number): boolean {
   try {
@@ -56,9 +57,8 @@ describe('demo Ctrl-C', () => {
     const demo = spawn(
       process.execPath,
       [
-        TSX_CLI,
-        '--tsconfig',
-        join(ROOT, 'tsconfig.json'),
+        '--import',
+        TSX_LOADER,
         join(ROOT, 'src/cli/main.ts'),
         'demo',
         '--port',
