@@ -44,7 +44,7 @@ if (
   !(volume in volumes)
 ) {
   console.error(
-    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry|async-commit] [--volume high|normal]',
+    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry|async-commit|lost-enqueue-answer-retried|unordered-enqueue] [--volume high|normal]',
   );
   process.exit(2);
 }
@@ -56,7 +56,7 @@ const result = await runChaos({
   durationMs,
   variant: values.variant,
   ...volumes[volume],
-  roles: { holder: 2, leader: 2, worker: 2, scheduler: 2 },
+  roles: { holder: 2, leader: 2, worker: 2, scheduler: 2, producer: 1, service: 1 },
   faultTypes: FAULT_TYPES,
   databaseUrl: process.env['DATABASE_URL'],
   log: values.verbose ? (line) => console.log(`  ${line}`) : undefined,

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Clock } from './core/clock.js';
 import type { Engine, MigrationReport } from './engine/engine.js';
 import { MemoryEngine } from './engine/memory/memory-engine.js';
+import type { ConnectionTimingOptions } from './engine/postgres/connection-timing.js';
 import { PostgresEngine, type PoolMode } from './engine/postgres/postgres-engine.js';
 import { LeaseManager } from './leases/lease-manager.js';
 import { Fence } from './locks/fence.js';
@@ -16,7 +17,14 @@ import { Queue, singleEnqueues } from './queue/queue.js';
 import { Worker } from './queue/worker.js';
 import type { WorkerOptions } from './queue/worker-options.js';
 
-export interface ConnectOptions {
+/**
+ * Timing (defaults in docs/architecture.md, "A silent database"): `connectTimeoutMs` (pool slot
+ * or new connection, 10 s), `statementTimeoutMs` (server-side, 10 s), `queryTimeoutMs`
+ * (client-side, statement + 2 s), `keepAliveIdleMs` (10 s); these shape the pool leasehold
+ * creates. `lockProbeIntervalMs` (1 s) and `lockProbeTimeoutMs` (2 s): an advisory or session
+ * lock's holder hears of a silent server within their sum.
+ */
+export interface ConnectOptions extends ConnectionTimingOptions {
   /** A PostgreSQL URL; or pass `pool` to share a pool you own. */
   connectionString?: string;
   pool?: pg.Pool;
@@ -26,6 +34,10 @@ export interface ConnectOptions {
   poolSize?: number;
   /** Wait at most this long for a database connection before `unavailable` (default 10 s). */
   connectTimeoutMs?: number;
+  /** The server's statement_timeout on leasehold's pool (default 10 s); `unavailable` after. */
+  statementTimeoutMs?: number;
+  /** The client's bound on a statement's answer (default statementTimeoutMs + 2 s). */
+  queryTimeoutMs?: number;
   /** Apply pending migrations while connecting (default false: call `migrate()` yourself). */
   migrate?: boolean;
   /** `transaction` behind pgbouncer in transaction mode (see PostgresEngineOptions.poolMode). */

@@ -108,6 +108,8 @@ export interface LeaseOperations {
   leaseGet(params: { resource: string }): Promise<Lease | null>;
   leaseGetById(params: { id: number }): Promise<Lease | null>;
   leaseList(params: LeaseListParams): Promise<Lease[]>;
+  /** How many leases are live right now (held, not released, not expired): counted, not listed. */
+  leaseCountActive(): Promise<number>;
 }
 
 export interface MigrationReport {

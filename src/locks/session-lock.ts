@@ -4,10 +4,12 @@
  * It does not depend on any clock: the lock lasts until the holder unlocks or its connection
  * drops, and then the term's signal fires with a LeaseLostError.
  *
- * The fencing token is taken from a sequence once the row lock is held. A sequence value is
- * never rolled back, so when a holder's connection drops (rolling its transaction back), the
- * next holder still gets a higher token: two holders can never share one. A token taken by an
- * UPDATE inside the holding transaction would be rolled back with it and handed out again.
+ * The fencing token is taken from a sequence once the row lock is held, by a statement that
+ * commits on its own before the holder sees the token. A sequence value is never rolled back,
+ * so when a holder's connection drops (rolling its transaction back), the next holder still
+ * gets a higher token: two holders can never share one. A token taken by an UPDATE inside the
+ * holding transaction would be rolled back with it and handed out again; a `nextval` inside it
+ * would not be flushed (only a commit flushes WAL) and could come back after a crash.
  */
 import type { Clock } from '../core/clock.js';
 import type { FencingToken } from '../core/types.js';

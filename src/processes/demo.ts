@@ -9,6 +9,8 @@
 import type { Writable } from 'node:stream';
 import { formatDuration } from '../core/duration.js';
 import type { Leasehold } from '../leasehold.js';
+import type { TypedEvents } from '../runtime/events.js';
+import type { ServiceEventMap } from '../service/context.js';
 import type { RunningServer } from '../service/server.js';
 import { setGeneratorRunning } from './generator.js';
 import { startQueueReport } from './queue-report.js';
@@ -17,6 +19,8 @@ import { Supervisor } from './supervisor.js';
 export interface DemoOptions {
   lh: Leasehold;
   server: RunningServer;
+  /** The service's events (given to `startServer`): the demo counts the tasks handed back. */
+  serviceEvents: TypedEvents<ServiceEventMap>;
   out: Writable;
   /** Children talk to the database directly (generators) or to the service (workers). */
   databaseUrl: string;
@@ -32,13 +36,26 @@ export interface DemoOptions {
 
 export interface RunningDemo {
   readonly supervisor: Supervisor;
-  stop(): Promise<void>;
+  /**
+   * Stops the children (workers hand back their tasks, generators release their lease) and the
+   * queue report; the service and the database are still up, for the caller to close after.
+   */
+  stop(): Promise<DemoStopReport>;
+}
+
+export interface DemoStopReport {
+  /** Tasks the workers handed back to the queue (over the demo's life: they do so only on stop). */
+  handedBack: number;
+  /** Tasks still claimed once every worker has exited: none unless a worker had to be killed. */
+  stillClaimed: number;
 }
 
 export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
   const supervisor = o.supervisor ?? new Supervisor();
   const say = (line: string): void =>
     void o.out.write(`${new Date().toISOString().slice(11, 19)}  ${line}\n`);
+  let handedBack = 0;
+  o.serviceEvents.on('task:released', () => handedBack++);
   supervisor.events.on('child:started', (e) => say(`${e.name} started (pid ${e.pid})`));
   supervisor.events.on('child:exited', (e) => {
     if (e.restarting)
@@ -96,6 +113,13 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
     stop: async () => {
       say('stopping: workers hand back their tasks, generators release their lease');
       await Promise.all([supervisor.stop(), report.close()]);
+      const claimed = await o.lh.engine.jobList({
+        queue: 'tasks',
+        status: 'processing',
+        limit: 1_000,
+        offset: 0,
+      });
+      return { handedBack, stillClaimed: claimed.length };
     },
   };
 }

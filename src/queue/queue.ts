@@ -49,15 +49,23 @@ export function singleEnqueues(engine: Engine): Coalescer<JobSpec, EnqueueOutcom
     many: (specs) => engine.jobEnqueue({ jobs: [...specs] }),
     maxBatch: ENQUEUE_BATCH_MAX,
     orderKeys: enqueueOrderKeys,
-    outcomeUnknown: (error, size) =>
-      isLeaseholdError(error, 'unavailable') && error.details.outcome === 'unknown'
-        ? new UnavailableError(
-            `enqueue: the answer of the statement carrying this job and ${size - 1} others was lost; its outcome is unknown (the job may or may not exist; a retry without a dedup key may create it twice)`,
-            error,
-            { outcome: 'unknown' },
-          )
-        : undefined,
+    failWhole: sharedEnqueueFailure,
   });
+}
+
+/**
+ * A shared enqueue that failed for want of the database is not retried call by call: with its
+ * outcome unknown a retry could create each job twice, and with the database unreachable the
+ * retries would only wait one after another. Any other error may be one job's: retried alone.
+ */
+function sharedEnqueueFailure(error: unknown, size: number): Error | undefined {
+  if (!isLeaseholdError(error, 'unavailable')) return undefined;
+  if (error.details.outcome !== 'unknown') return error; // nothing was written
+  return new UnavailableError(
+    `enqueue: the answer of the statement carrying this job and ${size - 1} others was lost; its outcome is unknown (the job may or may not exist; a retry without a dedup key may create it twice)`,
+    error,
+    { outcome: 'unknown' },
+  );
 }
 
 /** The keys whose jobs must commit in call order: the partition's and the dedup key's. */

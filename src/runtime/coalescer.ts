@@ -16,8 +16,9 @@
  * A list never holds two requests with the same key (a lease's resource), so it is one
  * statement: it commits or fails as a whole. When it fails, each request is retried alone, so
  * one bad request cannot fail its neighbours and every caller gets its own answer or error;
- * unless `outcomeUnknown` says the list may have committed (its answer was lost): then a retry
- * could apply a request twice, and every caller gets that error instead.
+ * unless `failWhole` says the failure is not one request's: the list may have committed (its
+ * answer was lost), where a retry could apply a request twice, or the database cannot be
+ * reached, where retries alone only multiply the waiting; every caller then gets that error.
  *
  * A statement still in flight after `stallMs` stops holding the others back, but never the
  * requests that share an order key with it (`orderKeys`: an enqueue's partition and dedup
@@ -38,10 +39,11 @@ export interface CoalescerOptions<P, R> {
    */
   orderKeys?: (params: P) => readonly string[];
   /**
-   * The error every caller of a failed list gets, instead of being retried alone, when the
-   * list's outcome is unknown (it may have committed); undefined retries alone (the default).
+   * The error every caller of a failed list gets instead of a retry alone, when the failure is
+   * the list's and not one request's (its outcome is unknown, the database is unreachable);
+   * undefined retries each request alone (the default).
    */
-  outcomeUnknown?: (error: unknown, size: number) => Error | undefined;
+  failWhole?: (error: unknown, size: number) => Error | undefined;
   /** Largest list (default 100). */
   maxBatch?: number;
   /** Statements of this kind in flight at once; beyond, requests gather (default 1). */
@@ -204,9 +206,9 @@ export class Coalescer<P, R> {
       } catch (error) {
         // Retried one by one below, so each caller gets its own answer or its own error; but a
         // list that may have committed is not sent again.
-        const unknown = this.o.outcomeUnknown?.(error, list.length);
-        if (unknown) {
-          for (const p of list) p.reject(unknown);
+        const whole = this.o.failWhole?.(error, list.length);
+        if (whole) {
+          for (const p of list) p.reject(whole);
           return;
         }
       }
@@ -215,11 +217,17 @@ export class Coalescer<P, R> {
         return;
       }
     }
-    if (!this.o.orderKeys) {
-      await Promise.all(list.map((p) => this.o.one(p.params).then(p.resolve, p.reject)));
-      return;
-    }
-    // In call order, one after another: two of one order key must not overtake each other.
-    for (const p of list) await this.o.one(p.params).then(p.resolve, p.reject);
+    const retry = (p: Pending<P, R>): Promise<void> =>
+      this.o.one(p.params).then(p.resolve, p.reject);
+    // Requests with order keys one after another, in call order, so that two of one key cannot
+    // overtake each other; the others at once beside them.
+    const ordered = list.filter((p) => (this.o.orderKeys?.(p.params) ?? []).length > 0);
+    const free = list.filter((p) => !ordered.includes(p));
+    await Promise.all([
+      ...free.map(retry),
+      (async () => {
+        for (const p of ordered) await retry(p);
+      })(),
+    ]);
   }
 }

@@ -6,6 +6,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { InvalidArgumentError } from '../core/errors.js';
 import type { Leasehold } from '../leasehold.js';
 import { TypedEvents } from '../runtime/events.js';
 import { defaultHolderId } from '../runtime/identity.js';
@@ -25,7 +26,9 @@ import {
   DOCS_CONTENT_SECURITY_POLICY,
   securityHeaders,
 } from './security-headers.js';
+import { registerPublic, requireRouteScopes } from './route-scopes.js';
 import { validatorCompiler } from './validation.js';
+import { DEFAULT_REPLY_TIMEOUT_MS, replyDeadline } from './reply-deadline.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/leases.js';
 import { taskRoutes } from './routes/tasks.js';
@@ -50,9 +53,21 @@ export interface BuildAppOptions {
   bodyLimit?: number;
   instanceId?: string;
   events?: TypedEvents<ServiceEventMap>;
+  /**
+   * Every request is answered within this long: past it, 503 `unavailable` with Retry-After
+   * (default 1.5 s; reply-deadline.ts). What bounds a request when the database goes silent.
+   */
+  replyTimeoutMs?: number;
 }
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
+
+function replyTimeoutMs(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_REPLY_TIMEOUT_MS;
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new InvalidArgumentError('replyTimeoutMs', `must be a positive integer, got ${value}`);
+  return value;
+}
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const auth = new ApiKeyAuth(options.apiKeys ?? []);
@@ -64,6 +79,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
+    // Slow or stalled clients: the whole request must arrive within 10 s, and a socket silent
+    // for a minute mid-request is closed (SSE streams write a keepalive every 15 s).
+    requestTimeout: 10_000,
+    connectionTimeout: 60_000,
     routerOptions: { maxParamLength: 200 },
     // A URL that cannot be decoded (`/%`) is refused before routing: answer it in our shape.
     frameworkErrors: (error, request, reply) => {
@@ -72,7 +91,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
     clientErrorHandler,
   });
+  // Before any route: a route that declares no scope makes the build throw (route-scopes.ts).
+  requireRouteScopes(app);
   securityHeaders(app);
+  replyDeadline(app, replyTimeoutMs(options.replyTimeoutMs));
   // Bodies are validated as sent (no coercion, no silent removal of unknown fields); params and
   // query strings are converted from their canonical text only (validation.ts).
   app.setValidatorCompiler(validatorCompiler);
@@ -91,10 +113,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // costs a promise and a microtask turn per request.
   app.addHook('onRequest', (request, _reply, done) => {
     const scope = request.routeOptions.config.scope;
-    if (!scope) return done();
+    // An unknown URL reaches no route and no data: anyone gets its 404.
+    if (scope === 'public' || (scope === undefined && request.is404)) return done();
     try {
       request.principal = auth.authenticate(request);
-      requireScope(request.principal, scope);
+      // Every route has a scope (route-scopes.ts); were one ever missing, it would need admin.
+      requireScope(request.principal, scope ?? 'admin');
     } catch (error) {
       return done(error as Error);
     }
@@ -114,7 +138,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       security: auth.enabled ? [{ apiKey: [] }] : [],
     },
   });
-  await app.register(swaggerUi, {
+  // The API documentation is public: it describes the routes, it holds no data.
+  await registerPublic(app, swaggerUi, {
     routePrefix: '/docs',
     staticCSP: DOCS_CONTENT_SECURITY_POLICY,
   });
@@ -127,8 +152,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const metrics = createMetrics(ctx);
   ctx.metrics = metrics;
   metricsRoutes(app, metrics);
-  ctx.events.on('lease:acquired', () => metrics.leaseAcquisitions.inc({ result: 'acquired' }));
-  ctx.events.on('lease:refused', () => metrics.leaseAcquisitions.inc({ result: 'held' }));
   healthRoutes(app, ctx);
   leaseRoutes(app, ctx);
   taskRoutes(app, ctx);

@@ -1,8 +1,9 @@
 /** What every route module receives: the library facade, the event bus and the config. */
 import type { Leasehold } from '../leasehold.js';
 import type { TypedEvents } from '../runtime/events.js';
-import type { Principal, Scope } from './auth.js';
+import type { Principal } from './auth.js';
 import type { ServiceMetrics } from './metrics.js';
+import type { RouteScope } from './route-scopes.js';
 import type { LeaseJson } from './serialize.js';
 
 /** Events the service publishes on its SSE stream (and counts in its metrics). */
@@ -26,8 +27,12 @@ export interface ServiceContext {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The scope a route needs; routes without one are public (health, docs). */
-    scope?: Scope;
+    /**
+     * The scope a route needs, or `public`. Every route must declare it: the app refuses to build
+     * with a route that does not (route-scopes.ts). Optional here only because Fastify's own
+     * route shorthands take no required config.
+     */
+    scope?: RouteScope;
   }
   interface FastifyRequest {
     principal: Principal;

@@ -24,7 +24,9 @@ export function createMetrics(ctx: ServiceContext): ServiceMetrics {
     registry,
     leaseAcquisitions: new Counter({
       name: 'leasehold_lease_acquisitions_total',
-      help: 'Lease acquire requests answered by this instance, by result (acquired, extended, held).',
+      help:
+        'Lease acquire requests answered by this instance, by result: acquired (a new term, 201), ' +
+        "extended (the caller's own live term, 200), held (another holder's, 409).",
       labelNames: ['result'],
       registers: [registry],
     }),
@@ -61,9 +63,8 @@ export function createMetrics(ctx: ServiceContext): ServiceMetrics {
     help: 'Leases held right now (fleet-wide, read from the database at scrape time).',
     registers: [registry],
     async collect() {
-      // A bounded count: beyond the listing limit the gauge saturates rather than scans.
-      const active = await ctx.lh.leases.list({ state: 'active', limit: 1000 });
-      this.set(active.length);
+      // Counted in the database: a listing would stop at its page size.
+      this.set(await ctx.lh.engine.leaseCountActive());
     },
   });
   new Gauge({

@@ -5,8 +5,21 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { InvalidArgumentError } from '../core/errors.js';
+import type { ConnectOptions } from '../leasehold.js';
 import type { MaintainerOptions } from '../queue/maintenance/maintainer.js';
 import { buildApp, type BuildAppOptions } from './app.js';
+
+/**
+ * How the service connects to its database (`leasehold serve`, the demo): an outage must turn
+ * into a quick 503, not a hanging request. The reply deadline (1.5 s, reply-deadline.ts) answers
+ * first; these bound what the request left behind, so a silent database does not keep the pool's
+ * connections for long, and the service recovers by itself when it answers again.
+ */
+export const SERVICE_DATABASE_OPTIONS = {
+  connectTimeoutMs: 1_000,
+  statementTimeoutMs: 2_000,
+  queryTimeoutMs: 3_000,
+} as const satisfies Partial<ConnectOptions>;
 
 export interface ServerOptions extends BuildAppOptions {
   host?: string;

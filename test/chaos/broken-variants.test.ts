@@ -73,6 +73,26 @@ const CASES: Case[] = [
       workerConcurrency: 4,
     },
   },
+  {
+    variant: 'lost-enqueue-answer-retried',
+    expected: 'enqueue-duplicate',
+    why: 'a shared enqueue whose answer was lost after commit is retried call by call',
+    options: {
+      durationMs: 8_000,
+      roles: { producer: 1 },
+      faultTypes: ['stall'],
+    },
+  },
+  {
+    variant: 'unordered-enqueue',
+    expected: 'partition-order',
+    why: 'a stalled shared enqueue stops holding back later calls of its partitions',
+    options: {
+      durationMs: 8_000,
+      roles: { producer: 1 },
+      faultTypes: ['stall'],
+    },
+  },
 ];
 
 /**

@@ -1,5 +1,6 @@
 // A short seeded chaos run of the real engine: every role (lease and session-lock holders,
-// elected leaders, queue workers, schedule runners) through the fault proxy, every fault type at
+// elected leaders, queue workers, schedule runners, a producer of coalesced enqueues, the HTTP
+// service driven by its client) through the fault proxy, every fault type at
 // least once (the plan's first round covers them all), and not one violation. On failure the
 // history is saved under test-results/chaos/ for `npm run chaos -- --seed 4010 --duration 45s`.
 import assert from 'node:assert/strict';
@@ -16,7 +17,7 @@ it(
       seed: 4010,
       durationMs: 45_000,
       variant: 'real',
-      roles: { holder: 2, leader: 2, worker: 2, scheduler: 2 },
+      roles: { holder: 2, leader: 2, worker: 2, scheduler: 2, producer: 1, service: 1 },
       faultTypes: FAULT_TYPES,
     });
     console.log(`# ${summaryLine(result)}`);

@@ -105,6 +105,20 @@ export interface EnqueueAckEvent {
   jobIds: number[];
 }
 
+/**
+ * A logical single enqueue of the producer role (coalesced path): invoked, answered with its
+ * job, or failed. `part` is its partition key, `seq` its place in that partition's call order.
+ */
+export interface EnqueueEvent {
+  type: 'enqueue';
+  phase: 'invoke' | 'ok' | 'fail';
+  opId: string;
+  part: string;
+  seq: number;
+  jobId?: number;
+  error?: string;
+}
+
 export interface ReadyEvent {
   type: 'ready';
 }
@@ -118,6 +132,7 @@ export type ChildEventBody =
   | JobEvent
   | SlotEvent
   | EnqueueAckEvent
+  | EnqueueEvent
   | ReadyEvent;
 
 /** A child's event as the harness stores it: who, which incarnation, when (wall). */
@@ -205,6 +220,14 @@ export interface ScheduleRunFact {
   proc: string;
 }
 
+/** A job the producer role created, as the database holds it (its payload names the call). */
+export interface EnqueuedFact {
+  id: number;
+  opId: string;
+  part: string;
+  seq: number;
+}
+
 /** What the database and the OS said once the run was over. */
 export interface DbFacts {
   jobs: JobFact[];
@@ -219,6 +242,8 @@ export interface DbFacts {
   leakedAdvisoryLocks: number;
   /** Children the harness started that were still alive after it stopped them. */
   leakedProcesses: { proc: string; pid: number }[];
+  /** The producer role's jobs, in id order (absent in histories saved before it existed). */
+  enqueued?: EnqueuedFact[];
 }
 
 /** Timing the checkers judge against: the run's configuration, not guesses. */
@@ -262,4 +287,6 @@ export type ViolationKind =
   | 'superseded-completion'
   | 'slot-twice'
   | 'leak'
-  | 'acknowledged-lost';
+  | 'acknowledged-lost'
+  | 'enqueue-duplicate'
+  | 'partition-order';

@@ -38,10 +38,21 @@ describe('leasehold migrate run by many processes at once', () => {
         children = Array.from({ length: PROCESSES }, () =>
           startCli(['migrate', '--database-url', url, '--schema', schema]),
         );
+        // Ten tsx start-ups on a loaded two-core machine can take minutes, so the wait is a
+        // liveness bound, not a timing claim; a process that gives up fails the test at once.
+        const exitedEarly = children.map(() => false);
+        children.forEach((c, i) => void c.exited().then(() => (exitedEarly[i] = true)));
         await waitFor(
           `all ${PROCESSES} processes to wait at the barrier`,
-          async () => (await waitingMigrations(pool, schema)) === PROCESSES,
-          { timeoutMs: 60_000, intervalMs: 50 },
+          async () => {
+            const gone = exitedEarly.indexOf(true);
+            if (gone >= 0)
+              throw new Error(
+                `process ${gone} exited before the barrier:\n${children[gone]!.lines.join('\n')}`,
+              );
+            return (await waitingMigrations(pool, schema)) === PROCESSES;
+          },
+          { timeoutMs: 300_000, intervalMs: 50 },
         );
       } finally {
         await barrier.query('ROLLBACK');

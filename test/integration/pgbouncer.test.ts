@@ -5,9 +5,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isLeaseholdError } from '../../src/core/errors.js';
 import type { PostgresEngine } from '../../src/engine/postgres/postgres-engine.js';
+import type { Lease } from '../../src/core/types.js';
 import { Leasehold } from '../../src/leasehold.js';
 import { closeTestDatabase, testDatabaseUrl, withSchema } from '../support/database.js';
 import { pgbouncerAvailable, startPgbouncer, type Bouncer } from '../support/pgbouncer.js';
+import { EventQueue } from '../support/events.js';
 import { waitFor } from '../support/wait.js';
 
 after(closeTestDatabase);
@@ -51,8 +53,33 @@ describe('behind pgbouncer in transaction-pooling mode', { skip }, () => {
         assert.ok(lease);
         assert.equal(await b.leases.acquire('report', { holder: 'b', ttl: 600 }), null);
         assert.ok(await a.leases.release(lease));
-        const held = await b.leases.hold('report', { holder: 'b', ttl: 600 });
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        // Held past two ttls by renewals alone, judged by the database's own timestamps, not by
+        // a sleep: a ttl of 3 s renewed every 250 ms leaves seconds of slack for a loaded
+        // machine, and a lost lease fails the wait at once instead of at a timeout.
+        const renewals = new EventQueue<Lease>();
+        const held = await b.leases.hold('report', {
+          holder: 'b',
+          ttl: 3_000,
+          renewEvery: 250,
+          onRenewed: renewals.push,
+        });
+        const lost = new Promise<never>((_, reject) =>
+          held.signal.addEventListener(
+            'abort',
+            () => reject(new Error(`the held lease was lost: ${String(held.signal.reason)}`)),
+            { once: true },
+          ),
+        );
+        lost.catch(() => undefined); // release() below aborts the signal too, by then unawaited
+        const pastTwoTtls = held.lease.acquiredAt.getTime() + 2 * held.lease.ttlMs;
+        let renewed = held.lease;
+        while (renewed.renewedAt === null || renewed.renewedAt.getTime() <= pastTwoTtls)
+          renewed = await Promise.race([
+            renewals.next(15_000, 'a renewal through pgbouncer'),
+            lost,
+          ]);
+        assert.equal(renewed.token, held.lease.token, 'renewals keep the term and its token');
+        assert.ok(renewed.renewCount >= 2, `renewed ${renewed.renewCount} times`);
         assert.equal(held.signal.aborted, false, 'renewed through pgbouncer past two ttls');
         await held.release();
 

@@ -1,11 +1,14 @@
 // Two service instances on one database: the generator runs on exactly one, both answer the same
 // status, a stop sent to either stops it, and killing the generating instance moves generation to
-// the other within the lease ttl.
+// the other once the dead instance's term has expired (not before: the order is checked on the
+// database's clock), within the lease ttl and room for a busy machine.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Leasehold } from '../../src/leasehold.js';
+import { GENERATOR_RESOURCE } from '../../src/processes/generator.js';
 import { startCli, type CliProcess } from '../support/cli-process.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
+import { EVENT_TIMEOUT_MS, SCHEDULING_SLACK_MS } from '../support/timing.js';
 import { waitFor } from '../support/wait.js';
 
 after(closeTestDatabase);
@@ -33,7 +36,7 @@ async function serve(
     '--generator-ttl',
     String(TTL_MS),
   ]);
-  const [, base] = await proc.waitForLine(/listening on (http:\/\/\S+)/);
+  const [, base] = await proc.waitForLine(/listening on (http:\/\/\S+)/, EVENT_TIMEOUT_MS);
   return { process: proc, base: base! };
 }
 
@@ -57,7 +60,7 @@ describe('generator across two service instances', () => {
         const leader = (await waitFor(
           'a generating instance',
           async () => (await status(b.base)).runningOn,
-          { timeoutMs: 10_000 },
+          { timeoutMs: EVENT_TIMEOUT_MS },
         ))!;
         const [fromA, fromB] = await Promise.all([status(a.base), status(b.base)]);
         assert.deepEqual(fromA, fromB, 'both instances answer the same');
@@ -68,7 +71,7 @@ describe('generator across two service instances', () => {
             (j) => j.headers['generated-by'],
           );
         await waitFor('a few generated tasks', async () => (await generatedBy()).length >= 5, {
-          timeoutMs: 10_000,
+          timeoutMs: EVENT_TIMEOUT_MS,
         });
         assert.deepEqual([...new Set(await generatedBy())], [leader], 'only the leader generated');
 
@@ -81,22 +84,24 @@ describe('generator across two service instances', () => {
         await waitFor(
           'the leader to let go',
           async () => (await status(a.base)).runningOn === null,
-          { timeoutMs: 5_000 },
+          { timeoutMs: EVENT_TIMEOUT_MS },
         );
         const countAfterStop = (await generatedBy()).length;
         await new Promise((r) => setTimeout(r, INTERVAL_MS * 6));
         assert.equal((await generatedBy()).length, countAfterStop, 'nothing generated after stop');
 
-        // Start again and kill whoever generates: the other takes over within ttl (+ one interval).
+        // Start again and kill whoever generates: the other takes over once its term expires.
         await fetch(`${follower.base}/api/generator/start`, { method: 'POST' });
         const second = (await waitFor(
           'a generating instance',
           async () => (await status(follower.base)).runningOn,
-          { timeoutMs: 10_000 },
+          { timeoutMs: EVENT_TIMEOUT_MS },
         ))!;
         const victim = second === 'instance-a' ? a : b;
         const survivor = second === 'instance-a' ? b : a;
         const tokenBefore = (await status(survivor.base)).token!;
+        // The victim's term as last seen: a renewal after this read only ends it later.
+        const termBefore = (await lh.leases.get(GENERATOR_RESOURCE))!;
         victim.process.kill('SIGKILL');
         const killedAt = Date.now();
         const next = await waitFor(
@@ -105,12 +110,18 @@ describe('generator across two service instances', () => {
             const s = await status(survivor.base);
             return s.runningOn !== null && s.runningOn !== second ? s : null;
           },
-          { timeoutMs: TTL_MS * 4, intervalMs: 25 },
+          { timeoutMs: EVENT_TIMEOUT_MS, intervalMs: 25 },
         );
         const takeoverMs = Date.now() - killedAt;
         assert.ok(next.token! > tokenBefore, 'the new term has a higher token');
+        const termAfter = (await lh.leases.get(GENERATOR_RESOURCE))!;
+        assert.equal(termAfter.token, next.token);
         assert.ok(
-          takeoverMs <= TTL_MS + INTERVAL_MS + 1_000,
+          termAfter.acquiredAt.getTime() >= termBefore.expiresAt.getTime(),
+          `the survivor's term began at ${termAfter.acquiredAt.toISOString()}, not before the victim's ended at ${termBefore.expiresAt.toISOString()}`,
+        );
+        assert.ok(
+          takeoverMs <= TTL_MS + INTERVAL_MS + SCHEDULING_SLACK_MS,
           `took over after ${takeoverMs} ms (ttl ${TTL_MS} ms)`,
         );
         console.log(

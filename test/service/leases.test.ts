@@ -158,6 +158,66 @@ describe('lease routes', () => {
       },
     ));
 
+  it('a write key releases a lease only by naming its live holder (holder names are claimed, not bound to keys); a forced release names no holder and needs admin', () =>
+    withApp(
+      'http release rule',
+      async (app) => {
+        const web = { authorization: 'Bearer web-key-0123456789' };
+        const ops = { authorization: 'Bearer ops-key-0123456789' };
+        const admin = { authorization: 'Bearer admin-key-0123456789' };
+        const acquire = async (resource: string): Promise<{ id: number; token: number }> => {
+          const answer = await call(app, 'POST', '/api/leases', { resource, holder: 'web-1' }, web);
+          assert.equal(answer.status, 201, answer.text);
+          return { id: answer.body.id as number, token: answer.body.token as number };
+        };
+        // The key "ops" names the holder "web-1", which another key acquired as: allowed, on both
+        // release routes. The service cannot tell whose name a holder is (SECURITY.md).
+        const byResource = await acquire('by-resource');
+        const released = await call(
+          app,
+          'DELETE',
+          '/api/leases/release',
+          { resource: 'by-resource', holder: 'web-1' },
+          ops,
+        );
+        assert.equal(released.status, 200, released.text);
+        assert.equal(released.body.token, byResource.token);
+        const byId = await acquire('by-id');
+        const releasedById = await call(
+          app,
+          'DELETE',
+          `/api/leases/${byId.id}`,
+          { holder: 'web-1', token: byId.token },
+          ops,
+        );
+        assert.equal(releasedById.status, 200, releasedById.text);
+        // Naming a holder that does not hold the live term releases nothing.
+        const forced = await acquire('forced');
+        for (const body of [{ holder: 'web-2' }, { holder: 'web-1', token: forced.token + 1 }]) {
+          const refused = await call(app, 'DELETE', `/api/leases/${forced.id}`, body, ops);
+          assert.equal(refused.status, 409, JSON.stringify(body));
+          assert.equal(refused.body.error?.code, 'lease_lost');
+        }
+        // Releasing without naming the holder is a forced release: admin only.
+        const noHolder = await call(app, 'DELETE', `/api/leases/${forced.id}`, undefined, ops);
+        assert.equal(noHolder.status, 403);
+        assert.equal(noHolder.body.error?.code, 'forbidden');
+        assert.match(noHolder.body.error?.message ?? '', /admin/);
+        const state = await call(app, 'GET', `/api/leases/${forced.id}`, undefined, ops);
+        assert.equal(state.body.state, 'active', 'the refused releases changed nothing');
+        const byAdmin = await call(app, 'DELETE', `/api/leases/${forced.id}`, undefined, admin);
+        assert.equal(byAdmin.status, 200);
+        assert.equal(byAdmin.body.state, 'released');
+      },
+      {
+        apiKeys: [
+          { name: 'web', key: 'web-key-0123456789', scope: 'write' },
+          { name: 'ops', key: 'ops-key-0123456789', scope: 'write' },
+          { name: 'admin', key: 'admin-key-0123456789', scope: 'admin' },
+        ],
+      },
+    ));
+
   it('rejects bad input with 4xx, a stable code and no state change', () =>
     withApp('http bad input', async (app, lh) => {
       const cases: [string, unknown, number, string][] = [

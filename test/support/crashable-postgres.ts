@@ -92,6 +92,9 @@ export async function startCrashablePostgres(
 
   let postmaster: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
+  // A test process that ends without stop() (a failure, a timeout) leaves no server behind.
+  const killOnExit = (): void => void postmaster?.kill('SIGQUIT');
+  process.once('exit', killOnExit);
 
   const start = async (): Promise<void> => {
     const child = spawn(binaries.postgres, ['-D', dataDir, '-p', String(port), ...flags], {
@@ -147,6 +150,7 @@ export async function startCrashablePostgres(
 
   const stop = async (): Promise<void> => {
     await shutdown();
+    process.removeListener('exit', killOnExit);
     await rm(scratch, { recursive: true, force: true });
   };
 

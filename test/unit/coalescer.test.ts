@@ -123,7 +123,7 @@ describe('Coalescer', () => {
           return rs.map((r) => r.key);
         },
         orderKeys: (r) => (r.order ? [r.order] : []),
-        outcomeUnknown: (error) =>
+        failWhole: (error) =>
           (error as Error).message === 'answer lost' ? new Error('outcome unknown') : undefined,
         stallMs: 20,
       });

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { Leasehold } from '../../leasehold.js';
-import { startDemo } from '../../processes/demo.js';
-import { startServer } from '../../service/server.js';
+import { startDemo, type DemoStopReport } from '../../processes/demo.js';
+import { TypedEvents } from '../../runtime/events.js';
+import type { ServiceEventMap } from '../../service/context.js';
+import { SERVICE_DATABASE_OPTIONS, startServer } from '../../service/server.js';
 import type { CliContext } from '../context.js';
 import { DATABASE_URL_HELP } from '../connect.js';
 import { resolveDatabase } from '../database.js';
@@ -59,45 +61,70 @@ export function registerDemo(program: Command, ctx: CliContext): void {
       parseIntegerOption('--duration', 1, 86_400),
     )
     .action(async (o: DemoOptions) => {
+      // Before anything starts: a Ctrl-C during start-up still ends in the orderly stop below.
+      const shutdown = untilShutdown({
+        onRepeat: () => ctx.out.write('still stopping: the workers are handing back their tasks\n'),
+      });
       const database = await resolveDatabase(o.databaseUrl);
       ctx.out.write(`leasehold demo on ${database.description}\n`);
-      const lh = await Leasehold.connect({
-        connectionString: database.connectionString,
-        schema: o.schema,
-        connectTimeoutMs: 2_000,
-      });
+      let report: DemoStopReport | undefined;
+      // The order matters: workers hand back through the service, which needs the database, so
+      // the children stop first, then the service, then our connections, and the database last
+      // (it runs in a process group of its own, out of reach of the terminal's Ctrl-C).
       try {
-        await lh.migrate();
-        const server = await startServer({
-          lh,
-          port: o.port,
-          logger: processLogger('leasehold-demo').child({}, { level: 'warn' }),
-          // Crashed workers' tasks come back within about a second of their lease ending.
-          maintenance: { interval: 500, rescueBackoff: { baseMs: 0, capMs: 500 } },
-        });
-        const demo = await startDemo({
-          lh,
-          server,
-          out: ctx.out,
-          databaseUrl: database.connectionString,
+        const lh = await Leasehold.connect({
+          connectionString: database.connectionString,
           schema: o.schema,
-          workers: o.workers,
-          crashRate: Number(o.crashRate),
-          leaseMs: o.lease,
-          generatorIntervalMs: o.generatorInterval,
-          generatorTtlMs: o.generatorTtl,
+          ...SERVICE_DATABASE_OPTIONS,
         });
-        const timer = o.duration
-          ? setTimeout(() => process.kill(process.pid, 'SIGTERM'), o.duration * 1000)
-          : undefined;
-        await untilShutdown();
-        clearTimeout(timer);
-        await demo.stop();
-        await server.close();
-        ctx.out.write('demo stopped cleanly\n');
+        try {
+          await lh.migrate();
+          const serviceEvents = new TypedEvents<ServiceEventMap>();
+          const server = await startServer({
+            lh,
+            port: o.port,
+            events: serviceEvents,
+            logger: processLogger('leasehold-demo').child({}, { level: 'warn' }),
+            // Crashed workers' tasks come back within about a second of their lease ending.
+            maintenance: { interval: 500, rescueBackoff: { baseMs: 0, capMs: 500 } },
+          });
+          try {
+            const demo = await startDemo({
+              lh,
+              server,
+              serviceEvents,
+              out: ctx.out,
+              databaseUrl: database.connectionString,
+              schema: o.schema,
+              workers: o.workers,
+              crashRate: Number(o.crashRate),
+              leaseMs: o.lease,
+              generatorIntervalMs: o.generatorInterval,
+              generatorTtlMs: o.generatorTtl,
+            });
+            const timer = o.duration
+              ? setTimeout(() => process.kill(process.pid, 'SIGTERM'), o.duration * 1000)
+              : undefined;
+            await shutdown;
+            clearTimeout(timer);
+            report = await demo.stop();
+          } finally {
+            await server.close();
+          }
+        } finally {
+          await lh.close();
+        }
       } finally {
-        await lh.close();
         await database.stop();
       }
+      ctx.out.write(
+        report.stillClaimed === 0
+          ? `demo stopped cleanly: ${plural(report.handedBack, 'task')} handed back, none left claimed\n`
+          : `demo stopped: ${plural(report.stillClaimed, 'task')} still claimed (back in the queue when the claim expires)\n`,
+      );
     });
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

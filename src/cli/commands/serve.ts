@@ -3,7 +3,7 @@ import { Leasehold } from '../../leasehold.js';
 import { TaskGenerator } from '../../processes/generator.js';
 import { defaultHolderId } from '../../runtime/identity.js';
 import { hashApiKeys, parseApiKeys } from '../../service/auth.js';
-import { startServer } from '../../service/server.js';
+import { SERVICE_DATABASE_OPTIONS, startServer } from '../../service/server.js';
 import type { CliContext } from '../context.js';
 import { resolveDatabase } from '../database.js';
 import { asLogger, processLogger } from '../logger.js';
@@ -72,7 +72,7 @@ export function registerServe(program: Command, ctx: CliContext): void {
       const lh = await Leasehold.connect({
         connectionString: database.connectionString,
         schema: opts.schema,
-        connectTimeoutMs: 2_000,
+        ...SERVICE_DATABASE_OPTIONS,
       });
       const instanceId = opts.instanceId ?? defaultHolderId();
       let generator: TaskGenerator | undefined;

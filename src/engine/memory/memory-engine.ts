@@ -72,6 +72,8 @@ export class MemoryEngine implements Engine {
   leaseGet: Engine['leaseGet'] = async (p) => this.open(this.leases).leaseGet(p);
   leaseGetById: Engine['leaseGetById'] = async (p) => this.open(this.leases).leaseGetById(p);
   leaseList: Engine['leaseList'] = async (p) => this.open(this.leases).leaseList(p);
+  leaseCountActive: Engine['leaseCountActive'] = async () =>
+    this.open(this.leases).leaseCountActive();
 
   // --- notifications ------------------------------------------------------------------------
   notifyListen: NotificationOperations['notifyListen'] = async (p) =>

@@ -154,6 +154,13 @@ export class MemoryLeases implements LeaseOperations {
     return matches.slice(p.offset, p.offset + p.limit).map((r) => view(r, now));
   }
 
+  async leaseCountActive(): Promise<number> {
+    const now = this.now();
+    let active = 0;
+    for (const record of this.byResource.values()) if (isLive(record, now)) active++;
+    return active;
+  }
+
   private markReleased(existing: LeaseRecord, now: Date): Lease {
     const record: LeaseRecord = {
       ...existing,

@@ -8,7 +8,8 @@ import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { ClosedError } from '../../core/errors.js';
 import type { CallerTransaction } from '../engine.js';
-import { mapPgError } from './pg-errors.js';
+import type { ConnectionTiming } from './connection-timing.js';
+import { isConnectionInDoubt, mapPgError } from './pg-errors.js';
 import { QUERY_TYPES } from './timestamp-parser.js';
 
 /** PostgreSQL's NAMEDATALEN - 1; schema names are ASCII (validated), so bytes are characters. */
@@ -28,6 +29,8 @@ export class PgContext {
     private readonly statementPrefix: string | undefined,
     /** Settings for a dedicated client (listener, session and advisory locks), as the pool's. */
     readonly clientConfig: pg.ClientConfig,
+    /** Timeouts, keepalive and lock probing (connection-timing.ts). */
+    readonly timing: ConnectionTiming,
   ) {}
 
   /**
@@ -122,12 +125,27 @@ export class PgContext {
       await client.query('BEGIN');
       const result = await fn(client);
       await client.query('COMMIT');
+      client.release();
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
+      if (isConnectionInDoubt(error)) {
+        // A statement that timed out may still be running, or the server may be silent: a
+        // ROLLBACK would only wait for the same answer. Drop the connection instead; the server
+        // rolls the transaction back when it sees it go.
+        destroyConnection(client);
+        client.release(error as Error);
+      } else {
+        await client.query('ROLLBACK').catch(() => {});
+        client.release();
+      }
       throw mapPgError(error, name);
-    } finally {
-      client.release();
     }
   }
+}
+
+/** Closes a client's socket at once (pg's end() would wait for a server that may never answer). */
+export function destroyConnection(client: pg.ClientBase): void {
+  (
+    client as unknown as { connection?: { stream?: { destroy(): void } } }
+  ).connection?.stream?.destroy();
 }

@@ -14,6 +14,7 @@
  * next job of its partition run, so it wakes its queue too.
  */
 import { JOBS_TOPIC } from '../jobs.js';
+import { DURABLE_CLOCK } from './durable-commit.js';
 
 /** The jobs columns a Job is mapped from (job-rows.ts), in the order statements return them. */
 export const JOB_COLUMNS = [
@@ -166,7 +167,7 @@ export function jobQueries(s: string): JobQueries {
     //
     // With several queues each queue's scan may lock up to `limit` rows; the extra ones are
     // unlocked at the statement's commit, microseconds later.
-    JobClaimBatch: `${CLOCK('$5')},
+    JobClaimBatch: `${DURABLE_CLOCK('$5')},
       picked AS (
         SELECT c.id FROM unnest((SELECT $1::text[])) AS q(queue)
         CROSS JOIN LATERAL (

@@ -4,6 +4,7 @@
  * `coalesce($now, now())`, so the database clock decides unless a test pins it.
  */
 import type { LeaseListFilter } from '../../core/types.js';
+import { DURABLE_CLOCK } from './durable-commit.js';
 
 export const LEASE_COLUMNS =
   'l.id, l.resource, l.holder, l.token, l.metadata, l.ttl_ms, l.renew_count, l.created_at, l.acquired_at, l.renewed_at, l.released_at, l.expires_at';
@@ -30,6 +31,7 @@ export interface LeaseQueries {
   LeaseGet: string;
   LeaseGetById: string;
   LeaseList: Record<LeaseListFilter, string>;
+  LeaseCountActive: string;
 }
 
 const LIST_PREDICATES: Record<LeaseListFilter, string> = {
@@ -87,7 +89,7 @@ export function leaseQueries(s: string): LeaseQueries {
     // start, so an acquire that waited on the row lock of a concurrent release began before that
     // release's released_at and would otherwise appear to overlap it by the wait. (No SQL
     // comments inside statements: the benchmark runs them through pgbench on one line.)
-    LeaseAcquire: `${CLOCK('$5')}
+    LeaseAcquire: `${DURABLE_CLOCK('$5')}
       INSERT INTO ${s}.leases AS l (resource, holder, token, metadata, ttl_ms, created_at, acquired_at, expires_at)
       SELECT $1, $2, 1, $4::jsonb, $3::integer, clock.now, clock.now, clock.now + $3::integer * interval '1 millisecond'
       FROM clock
@@ -111,7 +113,7 @@ export function leaseQueries(s: string): LeaseQueries {
     // distinct resources (postgres-leases.ts splits repeats into rounds and sorts each round by
     // resource, so two batches lock their rows in the same order). Same guards as above.
     // $1 resources, $2 holders, $3 ttl_ms, $4 metadata (JSON text, nullable), $5 now
-    LeaseAcquireMany: `${CLOCK('$5')}
+    LeaseAcquireMany: `${DURABLE_CLOCK('$5')}
       INSERT INTO ${s}.leases AS l (resource, holder, token, metadata, ttl_ms, created_at, acquired_at, expires_at)
       SELECT r.resource, r.holder, 1, r.metadata::jsonb, r.ttl_ms, clock.now, clock.now, clock.now + r.ttl_ms * interval '1 millisecond'
       FROM clock, unnest($1::text[], $2::text[], $3::integer[], $4::text[]) WITH ORDINALITY AS r(resource, holder, ttl_ms, metadata, i)
@@ -150,5 +152,9 @@ export function leaseQueries(s: string): LeaseQueries {
 
     // $1 limit, $2 offset, $3 resource prefix (nullable), $4 now
     LeaseList: list,
+
+    // $1 now
+    LeaseCountActive: `${CLOCK('$1')}
+      SELECT count(*) AS active FROM ${s}.leases l, clock WHERE l.released_at IS NULL AND l.expires_at > clock.now`,
   };
 }

@@ -1,8 +1,10 @@
 /**
  * Every SQL statement of the lock family, named EntityVerb. Parameters are always bound; the
  * quoted schema is the only spliced text. Time-sensitive statements read
- * `coalesce($now, now())`, so the database clock decides unless a test pins it.
+ * `coalesce($now, now())`, so the database clock decides unless a test pins it. Statements that
+ * hand out a token commit durably (DURABLE_CLOCK: a token is never visible before it is durable).
  */
+import { DURABLE_CLOCK, DURABLE_COMMIT } from './durable-commit.js';
 
 /** Lease-lock rows in the shape of lease rows, so the lease row mapping serves both. */
 const LEASE_LOCK_COLUMNS =
@@ -64,11 +66,17 @@ export function lockQueries(s: string): LockQueries {
     SessionLockEnsure: `INSERT INTO ${s}.session_locks (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`,
     SessionLockTryAcquire: `SELECT name FROM ${s}.session_locks WHERE name = $1 FOR UPDATE NOWAIT`,
     SessionLockAcquire: `SELECT name FROM ${s}.session_locks WHERE name = $1 FOR UPDATE`,
-    // Taken after the row lock is held; a sequence value survives the rollback of its transaction.
-    SessionLockToken: `SELECT nextval('${s}.session_lock_tokens') AS token`,
+    // $1 name. Drawn after the row lock is held, on the pool, in a transaction of its own that
+    // commits durably before the holder sees the token: the holding transaction ends with
+    // ROLLBACK, and a sequence's WAL is flushed only by a commit (decision 0217).
+    SessionLockToken: `WITH durable AS (SELECT ${DURABLE_COMMIT} AS commit_mode)
+      INSERT INTO ${s}.session_lock_terms AS t (name, token, granted_at)
+      SELECT $1, nextval('${s}.session_lock_tokens'), now() FROM durable
+      ON CONFLICT (name) DO UPDATE SET token = excluded.token, granted_at = excluded.granted_at
+      RETURNING t.token`,
 
     // $1 name, $2 holder, $3 ttl_ms, $4 quiet_ms, $5 delay_ms, $6 now
-    LeaseLockAcquire: `${CLOCK('$6')}
+    LeaseLockAcquire: `${DURABLE_CLOCK('$6')}
       INSERT INTO ${s}.lease_locks AS l (name, holder, token, ttl_ms, quiet_ms, delay_ms, created_at, acquired_at, expires_at)
       SELECT $1, $2, 1, $3::integer, $4::integer, $5::integer, clock.now, clock.now, clock.now + $3::integer ${MS}
       FROM clock
@@ -123,7 +131,7 @@ export function lockQueries(s: string): LockQueries {
       ORDER BY l.name COLLATE "C" LIMIT $2`,
 
     // $1 name, $2 slot, $3 holder, $4 token (nullable), $5 now, $6 next slot (nullable)
-    ScheduleSlotClaim: `${CLOCK('$5')}
+    ScheduleSlotClaim: `${DURABLE_CLOCK('$5')}
       INSERT INTO ${s}.schedule_slots (name, slot, holder, token, claimed_at, next_slot)
       SELECT $1, $2::timestamptz, $3, $4::bigint, clock.now, $6::timestamptz FROM clock WHERE $2::timestamptz <= clock.now
       ON CONFLICT (name, slot) DO NOTHING
@@ -148,7 +156,7 @@ export function lockQueries(s: string): LockQueries {
 
     // $1 scope, $2 token, $3 now. On conflict the row is locked even when the WHERE refuses the
     // update, so inside a caller's transaction an older writer waits for a newer one to finish.
-    FenceCheck: `${CLOCK('$3')}
+    FenceCheck: `${DURABLE_CLOCK('$3')}
       INSERT INTO ${s}.fences AS f (scope, token, updated_at)
       SELECT $1, $2::bigint, clock.now FROM clock
       ON CONFLICT (scope) DO UPDATE SET token = excluded.token, updated_at = excluded.updated_at

@@ -12,6 +12,17 @@ import { mapPgError } from './pg-errors.js';
  * the last complete version. Transaction-scoped locks (not session ones) also work through
  * pgbouncer in transaction mode, where consecutive statements may reach different servers.
  */
+/**
+ * Migrations run without the pool's statement timeout (a DDL step or the wait for another
+ * instance's migration may take long); the client still gives up after this long.
+ */
+const MIGRATION_QUERY_TIMEOUT_MS = 3_600_000;
+
+/** One migration statement, with its own client-side bound (pg's types omit `query_timeout`). */
+function migrationQuery(text: string, values?: unknown[]): pg.QueryConfig {
+  return { text, values, query_timeout: MIGRATION_QUERY_TIMEOUT_MS } as pg.QueryConfig;
+}
+
 export class Migrator {
   private readonly lockKey: string;
 
@@ -33,13 +44,15 @@ export class Migrator {
     }
     try {
       const done = await this.locked(client, async () => {
-        await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.quotedSchema}`);
+        await client.query(migrationQuery(`CREATE SCHEMA IF NOT EXISTS ${this.quotedSchema}`));
         await client.query(
-          `CREATE TABLE IF NOT EXISTS ${this.quotedSchema}.migrations (
+          migrationQuery(
+            `CREATE TABLE IF NOT EXISTS ${this.quotedSchema}.migrations (
              version    integer PRIMARY KEY,
              name       text NOT NULL,
              applied_at timestamptz NOT NULL DEFAULT now()
            )`,
+          ),
         );
         return this.appliedVersions(client);
       });
@@ -56,10 +69,12 @@ export class Migrator {
         const ran = await this.locked(client, async () => {
           // Someone may have applied it since we looked: check again under the lock.
           if ((await this.appliedVersions(client)).has(migration.version)) return false;
-          await client.query(migration.up(this.quotedSchema));
+          await client.query(migrationQuery(migration.up(this.quotedSchema)));
           await client.query(
-            `INSERT INTO ${this.quotedSchema}.migrations (version, name) VALUES ($1, $2)`,
-            [migration.version, migration.name],
+            migrationQuery(
+              `INSERT INTO ${this.quotedSchema}.migrations (version, name) VALUES ($1, $2)`,
+              [migration.version, migration.name],
+            ),
           );
           return true;
         });
@@ -76,21 +91,25 @@ export class Migrator {
 
   /** Runs `fn` in a transaction holding the schema's migration lock. */
   private async locked<T>(client: pg.PoolClient, fn: () => Promise<T>): Promise<T> {
-    await client.query('BEGIN');
+    await client.query(migrationQuery('BEGIN'));
+    // The pool's statement_timeout stays off for the whole step (see MIGRATION_QUERY_TIMEOUT_MS).
+    await client.query(migrationQuery('SET LOCAL statement_timeout = 0'));
     try {
-      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [this.lockKey]);
+      await client.query(
+        migrationQuery('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [this.lockKey]),
+      );
       const result = await fn();
-      await client.query('COMMIT');
+      await client.query(migrationQuery('COMMIT'));
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
+      await client.query(migrationQuery('ROLLBACK')).catch(() => {});
       throw error;
     }
   }
 
   private async appliedVersions(client: pg.PoolClient): Promise<Set<number>> {
     const { rows } = await client.query<{ version: number }>(
-      `SELECT version FROM ${this.quotedSchema}.migrations ORDER BY version`,
+      migrationQuery(`SELECT version FROM ${this.quotedSchema}.migrations ORDER BY version`),
     );
     return new Set(rows.map((r) => r.version));
   }

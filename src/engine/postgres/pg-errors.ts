@@ -2,7 +2,9 @@ import { LeaseholdError, UnavailableError, InvalidArgumentError } from '../../co
 
 // SQLSTATE classes and codes that mean "the database is not reachable or not accepting work now".
 const UNAVAILABLE_SQLSTATE_PREFIXES = ['08', '53', '57P'];
-const UNAVAILABLE_SQLSTATES = new Set(['40001', '40P01', '55P03', '25006']);
+// 57014: a statement cancelled, by statement_timeout (the database is too slow or stuck right
+// now) or by an operator: either way the caller should retry later.
+const UNAVAILABLE_SQLSTATES = new Set(['40001', '40P01', '55P03', '25006', '57014']);
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -19,7 +21,11 @@ const CONNECTION_MESSAGES = [
   /timeout exceeded when trying to connect/i,
   /Client was closed/i,
   /Cannot use a pool after calling end/i,
+  // The client's query_timeout: the server did not answer in time (silent, or overloaded).
+  /Query read timeout/i,
 ];
+/** What leaves a connection in an unknown state: it cannot be trusted with another statement. */
+const IN_DOUBT_MESSAGES = [/Query read timeout/i, /Connection terminated/i, /connection error/i];
 
 /** Failures before a statement could reach the server (no connection was made): it did not run. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
@@ -73,5 +79,20 @@ export function mapPgError(error: unknown, operation: string): LeaseholdError {
     `${operation}: ${message}`,
     { sqlstate: code },
     { cause: error },
+  );
+}
+
+/**
+ * True when the connection that raised `error` is lost or in an unknown state (a client-side
+ * timeout, a network error): it must be dropped, not reused or sent a ROLLBACK.
+ */
+export function isConnectionInDoubt(error: unknown): boolean {
+  const err = error as { code?: string; message?: string };
+  const code = typeof err?.code === 'string' ? err.code : '';
+  const message = typeof err?.message === 'string' ? err.message : '';
+  return (
+    NETWORK_CODES.has(code) ||
+    code.startsWith('08') ||
+    IN_DOUBT_MESSAGES.some((re) => re.test(message))
   );
 }

@@ -1,7 +1,8 @@
 /**
  * Advisory and session locks on PostgreSQL: each held (or awaited) lock owns one dedicated
  * connection. A handle's signal fires when that connection drops, because then the server has
- * already freed the lock. Waiting happens in the server's lock queue; cancelling a wait sends
+ * already freed the lock, and when it stops answering its liveness probes (lock-connection.ts),
+ * before the server could free it. Waiting happens in the server's lock queue; cancelling a wait sends
  * pg_cancel_backend from the pool and drops the connection, which frees the lock even if the
  * server granted it in the same instant.
  */
@@ -31,8 +32,10 @@ class PgConnectionLock implements ConnectionLock {
     private readonly unlock: { text: string; values: unknown[] },
     private readonly forget: (lock: PgConnectionLock) => void,
   ) {
-    conn.onLost(() => this.drop('the connection holding the lock was lost'));
+    conn.onLost((reason) => this.drop(reason));
     if (!conn.isOpen) this.drop('the connection holding the lock was lost');
+    // Held from now: a silent server is noticed by probes, not only by a socket error.
+    else conn.watch();
   }
 
   get signal(): AbortSignal {
@@ -83,8 +86,8 @@ export class PostgresConnectionLocks {
   private readonly forget = (lock: PgConnectionLock): void => void this.held.delete(lock);
 
   constructor(
-    private readonly ctx: PgContext,
-    private readonly sql: LockQueries,
+    protected readonly ctx: PgContext,
+    protected readonly sql: LockQueries,
   ) {}
 
   async advisoryTryLock(p: ConnectionLockParams): Promise<ConnectionLock | null> {
@@ -109,7 +112,7 @@ export class PostgresConnectionLocks {
     const conn = await this.openForWait('AdvisoryLock');
     await this.waitCancellably(
       conn,
-      conn.query(this.sql.AdvisoryLock, [key]),
+      conn.query(this.sql.AdvisoryLock, [key], { wait: true }),
       p.signal,
       'AdvisoryLock',
     );
@@ -144,7 +147,7 @@ export class PostgresConnectionLocks {
       conn.close();
       throw mapPgError(error, 'SessionLockAcquire');
     }
-    const wait = conn.query(this.sql.SessionLockAcquire, [p.name]);
+    const wait = conn.query(this.sql.SessionLockAcquire, [p.name], { wait: true });
     await this.waitCancellably(conn, wait, p.signal, 'SessionLockAcquire');
     try {
       return this.track(await this.sessionHandle(conn, p.name));
@@ -174,11 +177,27 @@ export class PostgresConnectionLocks {
     await conn.query('BEGIN');
   }
 
-  /** The token is taken only now, with the row lock held, on the holding connection. */
+  /** The token is taken only now, with the row lock held, so terms get it in their order. */
   private async sessionHandle(conn: LockConnection, name: string): Promise<PgSessionLock> {
-    const [row] = await conn.query<{ token: string }>(this.sql.SessionLockToken);
-    const token = toSafeInteger(row!.token, 'session_lock_tokens');
+    const token = await this.drawToken(conn, name);
     return new PgSessionLock(name, conn, token, this.forget);
+  }
+
+  /**
+   * A new term's token, durable before it is returned: drawn on the pool in a transaction of
+   * its own that commits with its WAL flushed, never in the holding transaction, which ends with
+   * ROLLBACK and so never flushes what it wrote (a token from it could come back after a crash).
+   * `conn` is the holding connection, unused here: the chaos harness's broken variant draws
+   * the token on it to prove the checkers see the difference.
+   */
+  protected async drawToken(conn: LockConnection, name: string): Promise<FencingToken> {
+    void conn;
+    const [row] = await this.ctx.query<{ token: string }>(
+      'SessionLockToken',
+      this.sql.SessionLockToken,
+      [name],
+    );
+    return toSafeInteger(row!.token, 'session_lock_terms.token');
   }
 
   private async openForWait(operation: string): Promise<LockConnection> {

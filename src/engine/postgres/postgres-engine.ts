@@ -12,6 +12,11 @@ import type { Engine, EngineCapabilities, MigrationReport } from '../engine.js';
 import type { JobOperations, WorkerOperations } from '../jobs.js';
 import type { LockOperations } from '../locks.js';
 import type { NotificationOperations } from '../notifications.js';
+import {
+  resolveConnectionTiming,
+  type ConnectionTiming,
+  type ConnectionTimingOptions,
+} from './connection-timing.js';
 import { PgContext } from './context.js';
 import { Migrator } from './migrator.js';
 import { PostgresControls } from './postgres-controls.js';
@@ -22,7 +27,12 @@ import { PostgresNotifier } from './postgres-notifier.js';
 import { PostgresWorkers } from './postgres-workers.js';
 import { quoteSchema } from './sql-identifiers.js';
 
-export interface PostgresEngineOptions {
+/**
+ * Timing (connection-timing.ts): `connectTimeoutMs`, `statementTimeoutMs`, `queryTimeoutMs` and
+ * `keepAliveIdleMs` configure the pool we create (ignored with `pool`: configure yours);
+ * `lockProbeIntervalMs` and `lockProbeTimeoutMs` apply to advisory and session locks either way.
+ */
+export interface PostgresEngineOptions extends ConnectionTimingOptions {
   /** Either a pool the caller owns (not closed by us) or a connection string (we own the pool). */
   pool?: pg.Pool;
   connectionString?: string;
@@ -36,6 +46,11 @@ export interface PostgresEngineOptions {
    * so an outage turns into a quick 503 instead of a hanging request.
    */
   connectTimeoutMs?: number;
+  /**
+   * The server's `statement_timeout` on our pool's connections (default 10 s); a statement it
+   * cancels fails with `unavailable`. Migrations run without it.
+   */
+  statementTimeoutMs?: number;
   /**
    * Pins the database's `now` to this clock's wall time: every time-sensitive statement then
    * reads `coalesce($now, now())` with `$now` from the clock. Production leaves it unset, so the
@@ -56,6 +71,20 @@ export interface PostgresEngineOptions {
 }
 
 export type PoolMode = 'session' | 'transaction';
+
+/**
+ * The server-side bound: `statement_timeout` set on each new pooled connection before its first
+ * statement (queued ahead of it). Not as a startup parameter, which pgbouncer refuses; not under
+ * transaction pooling, where a session setting would land on whichever server connection
+ * pgbouncer picked (set it on the role there; the client-side bound holds either way).
+ */
+function boundStatements(pool: pg.Pool, timing: ConnectionTiming): void {
+  pool.on('connect', (client) => {
+    client.query(`SET statement_timeout = ${timing.statementTimeoutMs}`).catch(() => {
+      // The connection failed; its first real statement reports it.
+    });
+  });
+}
 
 const CAPABILITIES: EngineCapabilities = {
   crossProcess: true,
@@ -92,6 +121,7 @@ export class PostgresEngine implements Engine {
   constructor(options: PostgresEngineOptions) {
     this.schema = options.schema ?? 'leasehold';
     const quotedSchema = quoteSchema(this.schema);
+    const timing = resolveConnectionTiming(options);
     let clientConfig: pg.ClientConfig;
     if (options.pool) {
       this.pool = options.pool;
@@ -100,11 +130,20 @@ export class PostgresEngine implements Engine {
       // connections of their own with the same settings.
       clientConfig = (options.pool as unknown as { options: pg.ClientConfig }).options;
     } else if (options.connectionString) {
-      clientConfig = { connectionString: options.connectionString };
+      // What every connection of ours shares (pool, listener, lock connections): a bounded
+      // connect and a short keepalive, so a peer that vanished is noticed in seconds.
+      clientConfig = {
+        connectionString: options.connectionString,
+        connectionTimeoutMillis: timing.connectTimeoutMs,
+        keepAlive: true,
+        keepAliveInitialDelayMillis: timing.keepAliveIdleMs,
+      };
       this.pool = new pg.Pool({
         ...clientConfig,
         max: options.poolSize ?? 10,
-        connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+        // Every pooled statement is bounded by the client, for a server that stopped answering
+        // (the client then drops the connection), and by the server (below).
+        query_timeout: timing.queryTimeoutMs,
         application_name: 'leasehold',
       });
       this.ownsPool = true;
@@ -120,6 +159,7 @@ export class PostgresEngine implements Engine {
       throw new InvalidArgumentError('poolMode', `must be "session" or "transaction"`);
     this.capabilities =
       this.poolMode === 'transaction' ? TRANSACTION_POOLING_CAPABILITIES : CAPABILITIES;
+    if (this.ownsPool && this.poolMode === 'session') boundStatements(this.pool, timing);
     // Statement names must differ per schema: one connection may serve engines on two schemas.
     const statementPrefix =
       options.preparedStatements === false ||
@@ -133,6 +173,7 @@ export class PostgresEngine implements Engine {
       options.clock,
       statementPrefix,
       clientConfig,
+      timing,
     );
     this.leases = new PostgresLeases(this.ctx);
     this.notifier = new PostgresNotifier(this.ctx, clientConfig, this.clock);
@@ -175,6 +216,7 @@ export class PostgresEngine implements Engine {
   leaseGet: Engine['leaseGet'] = (p) => this.leases.leaseGet(p);
   leaseGetById: Engine['leaseGetById'] = (p) => this.leases.leaseGetById(p);
   leaseList: Engine['leaseList'] = (p) => this.leases.leaseList(p);
+  leaseCountActive: Engine['leaseCountActive'] = () => this.leases.leaseCountActive();
 
   // --- notifications ------------------------------------------------------------------------
   notifyListen: NotificationOperations['notifyListen'] = (p) =>

@@ -11,7 +11,7 @@ import type {
 import type { PgContext } from './context.js';
 import { leaseQueries, type LeaseQueries } from './lease-queries.js';
 import { inRounds } from './lease-rounds.js';
-import { mapLease, type LeaseRow } from './rows.js';
+import { mapLease, toSafeInteger, type LeaseRow } from './rows.js';
 
 /**
  * The lease family on PostgreSQL: each operation is one statement from lease-queries (a
@@ -108,6 +108,15 @@ export class PostgresLeases implements LeaseOperations {
       [p.limit, p.offset, p.resourcePrefix ?? null, this.ctx.pinnedNow()],
     );
     return rows.map(mapLease);
+  }
+
+  async leaseCountActive(): Promise<number> {
+    const rows = await this.ctx.query<{ active: string }>(
+      'LeaseCountActive',
+      this.sql.LeaseCountActive,
+      [this.ctx.pinnedNow()],
+    );
+    return toSafeInteger(rows[0]!.active, 'count(leases)');
   }
 
   /**

@@ -6,6 +6,7 @@
 import type { WorkerInfo, WorkerStatus } from '../../core/types.js';
 import type { WorkerOperations, WorkerRegisterParams } from '../jobs.js';
 import type { PgContext } from './context.js';
+import { DURABLE_COMMIT } from './durable-commit.js';
 import { mapWorker, type WorkerRow } from './job-rows.js';
 
 const WORKER_COLUMNS =
@@ -37,14 +38,20 @@ function workerQueries(s: string): WorkerQueries {
       RETURNING ${WORKER_COLUMNS}`,
 
     // $1 id, $2 in flight, $3 status (nullable: unchanged), $4 now.
-    // Commits without waiting for its WAL to reach disk (synchronous_commit off for this
-    // transaction only; the WAL writer flushes it within a few hundred ms). A heartbeat is a
+    // A plain heartbeat commits without waiting for its WAL to reach disk (synchronous_commit
+    // off for this transaction only; the WAL writer flushes it within a few hundred ms). It is a
     // hint refreshed every few seconds: one lost in a database crash is replaced by the next,
     // and a worker is judged silent only after several are missing. Waiting for its flush made
     // it queue at the disk with the enqueues and claims of the same moment (decision 0214).
+    // A heartbeat that changes the status (draining, stopped) commits durably instead: lost in a
+    // crash, a stopped worker would come back as alive until maintenance marked it dead
+    // (decision 0217). The stored status is read before the update, under the same snapshot.
     WorkerHeartbeat: `WITH clock AS (
         SELECT coalesce($4::timestamptz, now()) AS now,
-          set_config('synchronous_commit', 'off', true) AS commit_mode
+          CASE WHEN $3::text IS NULL
+                 OR $3::text = (SELECT c.status FROM ${s}.workers c WHERE c.id = $1)
+               THEN set_config('synchronous_commit', 'off', true)
+               ELSE ${DURABLE_COMMIT} END AS commit_mode
       )
       UPDATE ${s}.workers w SET
         last_seen_at = clock.now, in_flight = $2::integer, status = coalesce($3::text, w.status)

@@ -28,6 +28,7 @@ export function eventRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     },
     handler: async (request, reply) => {
       const first = await readSnapshot(ctx.lh);
+      if (reply.sent) return; // answered 503 by the reply deadline meanwhile (reply-deadline.ts)
       reply.hijack();
       const raw = reply.raw;
       raw.writeHead(200, {

@@ -12,6 +12,7 @@ const Health = Type.Object({
 /** Liveness and readiness in one: ok only when the database answers. Public: no key needed. */
 export function healthRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.get('/healthz', {
+    config: { scope: 'public' },
     schema: {
       tags: ['operations'],
       summary: 'ok when this instance can reach the database; 503 otherwise.',

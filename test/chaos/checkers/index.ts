@@ -11,6 +11,8 @@ import { checkSlotOnce } from './slot-once.js';
 import { checkSlowTakeover } from './slow-takeover.js';
 import { checkSupersededCompletion } from './superseded-completion.js';
 import { checkTokenOrder } from './token-order.js';
+import { checkEnqueueDuplicates } from './enqueue-duplicates.js';
+import { checkPartitionOrder } from './partition-order.js';
 
 export const CHECKERS: readonly ((history: History) => Violation[])[] = [
   checkTokenOrder,
@@ -24,6 +26,8 @@ export const CHECKERS: readonly ((history: History) => Violation[])[] = [
   checkSlotOnce,
   checkLeaks,
   checkAcknowledgedLost,
+  checkEnqueueDuplicates,
+  checkPartitionOrder,
 ];
 
 export function checkHistory(history: History): Violation[] {

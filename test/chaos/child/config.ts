@@ -1,7 +1,7 @@
 /** What the harness tells a child to be (one JSON object in the CHAOS_CHILD variable). */
 import type { Variant } from '../variants/index.js';
 
-export type Role = 'holder' | 'leader' | 'worker' | 'scheduler';
+export type Role = 'holder' | 'leader' | 'worker' | 'scheduler' | 'producer' | 'service';
 
 export interface ChildConfig {
   role: Role;

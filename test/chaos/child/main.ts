@@ -13,7 +13,9 @@ import { emitterFor } from './emit.js';
 import { recordingEngine } from './recording-engine.js';
 import { runHolder } from './roles/holder.js';
 import { runLeader } from './roles/leader.js';
+import { runProducer } from './roles/producer.js';
 import { runScheduler } from './roles/scheduler.js';
+import { runService } from './roles/service.js';
 import { runWorker } from './roles/worker.js';
 
 const config = JSON.parse(process.env['CHAOS_CHILD'] ?? '') as ChildConfig;
@@ -65,6 +67,12 @@ switch (config.role) {
     break;
   case 'scheduler':
     runScheduler(config, target);
+    break;
+  case 'producer':
+    runProducer(config, target, () => running);
+    break;
+  case 'service':
+    await runService(config, target, () => running);
     break;
 }
 emit({ type: 'ready' });

@@ -22,6 +22,13 @@ const RECORDED: Record<string, Recorded> = {
   leaseLockRelease: { family: 'lock', op: 'release' },
 };
 
+/** The many-lease calls the HTTP service's coalescer sends (decision 0404): one record per element. */
+const RECORDED_MANY: Record<string, Recorded> = {
+  leaseAcquireMany: { family: 'lease', op: 'acquire' },
+  leaseRenewMany: { family: 'lease', op: 'renew' },
+  leaseReleaseMany: { family: 'lease', op: 'release' },
+};
+
 interface OpParams {
   resource?: string;
   name?: string;
@@ -48,6 +55,9 @@ export function recordingEngine<E extends Engine>(engine: E, emit: Emit): E {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== 'function') return value;
+      const many = typeof property === 'string' ? RECORDED_MANY[property] : undefined;
+      if (many)
+        return recordMany(many, value as (p: OpParams[]) => Promise<unknown[]>, target, emit);
       const recorded = typeof property === 'string' ? RECORDED[property] : undefined;
       if (!recorded) return (value as (...args: unknown[]) => unknown).bind(target);
       return async (params: OpParams) => {
@@ -93,4 +103,59 @@ export function recordingEngine<E extends Engine>(engine: E, emit: Emit): E {
       };
     },
   });
+}
+
+/** A many-lease call recorded as its single calls would be, one event per element. */
+function recordMany(
+  recorded: Recorded,
+  call: (params: OpParams[]) => Promise<unknown[]>,
+  target: Engine,
+  emit: Emit,
+) {
+  return async (list: OpParams[]): Promise<unknown[]> => {
+    const invokedAt = wallNow();
+    const bases = list.map((params) => ({
+      type: 'lease-op' as const,
+      ...recorded,
+      resource: params.resource ?? '?',
+      holder: params.holder,
+      invokedAt,
+    }));
+    const requested = list.map((params) => (params as { token?: number }).token);
+    if (recorded.op === 'release')
+      bases.forEach((base, i) => {
+        if (typeof requested[i] === 'number')
+          emit({ ...base, ok: false, inFlight: true, requestedToken: requested[i] });
+      });
+    let answers: unknown[];
+    try {
+      answers = await call.call(target, list);
+    } catch (error) {
+      bases.forEach((base, i) =>
+        emit({
+          ...base,
+          ok: false,
+          ...(recorded.op === 'release' && typeof requested[i] === 'number'
+            ? { requestedToken: requested[i] }
+            : {}),
+        }),
+      );
+      throw error;
+    }
+    answers.forEach((answer, i) => {
+      const base = bases[i]!;
+      const lease = leaseOf(answer);
+      if (!lease || lease.holder !== list[i]!.holder) emit({ ...base, ok: false });
+      else
+        emit({
+          ...base,
+          ok: true,
+          token: lease.token,
+          dbAt: decidedAt(recorded.op, lease).getTime(),
+          ...(recorded.op === 'acquire' ? { dbAcquiredAt: lease.acquiredAt.getTime() } : {}),
+          dbExpiresAt: lease.expiresAt.getTime(),
+        });
+    });
+    return answers;
+  };
 }

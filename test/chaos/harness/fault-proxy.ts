@@ -4,10 +4,17 @@
  * (blackhole: nothing is delivered until the fault ends, as in a partition that heals), delay
  * every chunk (latency), or reset every connection at once. Chunks are delivered in order in
  * every mode, as TCP would.
+ *
+ * `silent` is the blackhole of a real partition, closes included: a side that closes its socket
+ * while silent is not seen closing by the other side until the fault heals, and then only after
+ * everything it sent before (a statement a client gave up on still reaches the server, as TCP
+ * retransmission would deliver it). In `blackhole` a close goes through at once and what was held
+ * is dropped.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
-type Mode = { kind: 'pass' } | { kind: 'blackhole' } | { kind: 'latency'; ms: number };
+type Mode =
+  { kind: 'pass' } | { kind: 'blackhole' } | { kind: 'silent' } | { kind: 'latency'; ms: number };
 
 interface Pipe {
   client: Socket;
@@ -21,6 +28,8 @@ interface Network {
   pipes: Set<Pipe>;
   /** Re-delivers what was held back, once the mode changes. */
   pumps: Set<() => void>;
+  /** Closes that happened while silent: carried out once the held data is delivered. */
+  heldCloses: Set<() => void>;
 }
 
 export class FaultProxy {
@@ -43,6 +52,7 @@ export class FaultProxy {
       mode: { kind: 'pass' },
       pipes: new Set(),
       pumps: new Set(),
+      heldCloses: new Set(),
     };
     await new Promise<void>((resolve) => network.server.listen(0, '127.0.0.1', resolve));
     const address = network.server.address();
@@ -56,6 +66,10 @@ export class FaultProxy {
     if (!network) return;
     network.mode = mode;
     for (const pump of network.pumps) pump();
+    if (mode.kind === 'silent') return;
+    const closes = [...network.heldCloses];
+    network.heldCloses.clear();
+    for (const close of closes) close();
   }
 
   /** Destroys every connection of `proc` at once (both sides see a reset). */
@@ -108,15 +122,33 @@ export class FaultProxy {
       this.forward(network, upstream, client),
     ];
     for (const pump of pumps) network.pumps.add(pump);
+    let ended = false;
     const end = (): void => {
+      if (ended) return;
+      ended = true;
       network.pipes.delete(pipe);
       for (const pump of pumps) network.pumps.delete(pump);
       client.destroy();
       upstream.destroy();
     };
+    // While silent, the far side must not see the close: it ends (after the data held for it,
+    // which the pumps write first) only when the fault heals.
+    let closeHeld = false;
+    const closed = (socket: Socket): void => {
+      if (network.mode.kind !== 'silent') return end();
+      if (closeHeld) return;
+      closeHeld = true;
+      const other = socket === client ? upstream : client;
+      network.heldCloses.add(() => {
+        network.pipes.delete(pipe);
+        for (const pump of pumps) network.pumps.delete(pump);
+        ended = true;
+        if (!other.destroyed) other.end(() => other.destroy());
+      });
+    };
     for (const socket of [client, upstream]) {
-      socket.on('error', end);
-      socket.on('close', end);
+      socket.on('error', () => closed(socket));
+      socket.on('close', () => closed(socket));
     }
   }
 
@@ -127,7 +159,7 @@ export class FaultProxy {
     const pump = (): void => {
       clearTimeout(timer);
       timer = undefined;
-      if (network.mode.kind === 'blackhole') return;
+      if (network.mode.kind === 'blackhole' || network.mode.kind === 'silent') return;
       while (queue.length > 0 && queue[0]!.readyAt <= Date.now()) {
         if (!to.destroyed) to.write(queue.shift()!.chunk);
         else queue.shift();

@@ -22,6 +22,7 @@ import { wallNow } from '../wall-clock.js';
 import { openChaosDatabase, readDurability } from './chaos-database.js';
 import { prepareChaosSchema } from './chaos-schema.js';
 import { readDbFacts } from './db-facts.js';
+import { installEnqueueStall, readEnqueuedFacts } from './enqueue-facts.js';
 import { injectFault } from './fault-injector.js';
 import { planFaults } from './fault-plan.js';
 import { FaultProxy } from './fault-proxy.js';
@@ -98,6 +99,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     });
     await prepareChaosSchema(setup);
     await setup.close();
+    await installEnqueueStall(admin, schema);
     const before = wallNow();
     const [{ now }] = (await admin.query<{ now: Date }>('SELECT now()')).rows as [{ now: Date }];
     const dbClockOffsetMs = now.getTime() - (before + wallNow()) / 2;
@@ -137,7 +139,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     };
     fleet = new Fleet(configFor, (e) => events.push(e));
     const procs: string[] = [];
-    for (const role of ['holder', 'leader', 'worker', 'scheduler'] as const) {
+    for (const role of [
+      'holder',
+      'leader',
+      'worker',
+      'scheduler',
+      'producer',
+      'service',
+    ] as const) {
       for (let i = 1; i <= (options.roles[role] ?? 0); i++) {
         const proc = `${role}-${i}`;
         procs.push(proc);
@@ -221,6 +230,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       proxyOpenConnections: () => proxy.openConnections(),
       children: fleet.started,
     });
+    facts.enqueued = await readEnqueuedFacts(admin, schema);
     const bounds: RunBounds = {
       electionName: ELECTION.name,
       electionTtlMs: ELECTION.ttlMs,

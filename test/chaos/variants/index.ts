@@ -11,6 +11,7 @@ import { AsyncCommitEngine } from './async-commit.js';
 import { RenewWithoutExpiryEngine } from './renew-without-expiry.js';
 import { SessionTokenInTransactionEngine } from './session-token-in-transaction.js';
 import { UnguardedCompleteEngine } from './unguarded-complete.js';
+import { LostEnqueueAnswerRetriedEngine } from './lost-enqueue-answer-retried.js';
 
 export const VARIANTS = [
   'real',
@@ -18,6 +19,9 @@ export const VARIANTS = [
   'session-token-in-transaction',
   'renew-without-expiry',
   'async-commit',
+  // Decision 0220: the producer role's coalesced enqueues (child/roles/producer.ts).
+  'lost-enqueue-answer-retried',
+  'unordered-enqueue',
 ] as const;
 export type Variant = (typeof VARIANTS)[number];
 
@@ -40,5 +44,10 @@ export function createEngine(
       return new RenewWithoutExpiryEngine(options);
     case 'async-commit':
       return new AsyncCommitEngine(options);
+    case 'lost-enqueue-answer-retried':
+      return new LostEnqueueAnswerRetriedEngine(options);
+    case 'unordered-enqueue':
+      // The engine is the real one: the producer role builds its coalescer without order keys.
+      return new PostgresEngine(options);
   }
 }

@@ -244,6 +244,25 @@ export function leaseEngineCases(h: EngineHarness): void {
         assert.deepEqual(await names('renewed'), ['renewed']);
         assert.deepEqual(await names('released'), ['released']);
         assert.deepEqual(await names('all'), ['expires', 'plain', 'released', 'renewed']);
+        assert.equal(await engine.leaseCountActive(), 2, 'the count agrees with the listing');
+      },
+    );
+
+    conformanceCase(
+      h,
+      'counts every live lease, beyond any listing page',
+      async ({ engine, clock }) => {
+        const live = Array.from({ length: 1_050 }, (_, i) => ({
+          resource: `r${i}`,
+          holder: 'a',
+          ttlMs: TTL,
+        }));
+        await engine.leaseAcquireMany(live);
+        await engine.leaseAcquire({ resource: 'short', holder: 'a', ttlMs: 1_000 });
+        await engine.leaseRelease({ resource: 'r0', holder: 'a' });
+        assert.equal(await engine.leaseCountActive(), 1_050);
+        await clock.advance(1_000);
+        assert.equal(await engine.leaseCountActive(), 1_049, 'the expired one is not counted');
       },
     );
 

@@ -3,6 +3,7 @@ import { locks } from './0002_locks.js';
 import { jobs } from './0003_jobs.js';
 import { controls } from './0004_controls.js';
 import { scheduleNextSlot } from './0005_schedule_next_slot.js';
+import { sessionLockTerms } from './0006_session_lock_terms.js';
 
 /**
  * A forward-only schema change. `up` receives the quoted schema identifier and returns SQL that
@@ -15,4 +16,11 @@ export interface Migration {
   up(quotedSchema: string): string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [leases, locks, jobs, controls, scheduleNextSlot];
+export const MIGRATIONS: readonly Migration[] = [
+  leases,
+  locks,
+  jobs,
+  controls,
+  scheduleNextSlot,
+  sessionLockTerms,
+];
