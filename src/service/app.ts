@@ -28,7 +28,7 @@ import {
 } from './security-headers.js';
 import { registerPublic, requireRouteScopes } from './route-scopes.js';
 import { validatorCompiler } from './validation.js';
-import { DEFAULT_REPLY_TIMEOUT_MS, replyDeadline } from './reply-deadline.js';
+import { replyDeadline } from './reply-deadline.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/leases.js';
 import { taskRoutes } from './routes/tasks.js';
@@ -55,15 +55,15 @@ export interface BuildAppOptions {
   events?: TypedEvents<ServiceEventMap>;
   /**
    * Every request is answered within this long: past it, 503 `unavailable` with Retry-After
-   * (default 1.5 s; reply-deadline.ts). What bounds a request when the database goes silent.
+   * (reply-deadline.ts). What bounds a request when the database goes silent. `startServer`
+   * (and so `leasehold serve`) sets 1.5 s; an app built alone has none unless given one.
    */
   replyTimeoutMs?: number;
 }
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
 
-function replyTimeoutMs(value: number | undefined): number {
-  if (value === undefined) return DEFAULT_REPLY_TIMEOUT_MS;
+function replyTimeoutMs(value: number): number {
   if (!Number.isSafeInteger(value) || value < 1)
     throw new InvalidArgumentError('replyTimeoutMs', `must be a positive integer, got ${value}`);
   return value;
@@ -94,7 +94,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // Before any route: a route that declares no scope makes the build throw (route-scopes.ts).
   requireRouteScopes(app);
   securityHeaders(app);
-  replyDeadline(app, replyTimeoutMs(options.replyTimeoutMs));
+  if (options.replyTimeoutMs !== undefined)
+    replyDeadline(app, replyTimeoutMs(options.replyTimeoutMs));
   // Bodies are validated as sent (no coercion, no silent removal of unknown fields); params and
   // query strings are converted from their canonical text only (validation.ts).
   app.setValidatorCompiler(validatorCompiler);

@@ -21,6 +21,11 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The service's deadline (`startServer`, `leasehold serve`): under the 2 s an outage answer may
+ * take, with room for a healthy request on a busy machine. Requests queued behind one another
+ * (many clients contending for one lease) share it, so an app embedded elsewhere chooses its own.
+ */
 export const DEFAULT_REPLY_TIMEOUT_MS = 1_500;
 
 export function replyDeadline(app: FastifyInstance, timeoutMs: number): void {

@@ -8,6 +8,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import type { ConnectOptions } from '../leasehold.js';
 import type { MaintainerOptions } from '../queue/maintenance/maintainer.js';
 import { buildApp, type BuildAppOptions } from './app.js';
+import { DEFAULT_REPLY_TIMEOUT_MS } from './reply-deadline.js';
 
 /**
  * How the service connects to its database (`leasehold serve`, the demo): an outage must turn
@@ -55,7 +56,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       `refusing to listen on ${host} without API keys: set LEASEHOLD_API_KEYS, or pass --insecure`,
     );
   }
-  const app = await buildApp(options);
+  const app = await buildApp({
+    ...options,
+    replyTimeoutMs: options.replyTimeoutMs ?? DEFAULT_REPLY_TIMEOUT_MS,
+  });
   await app.listen({ host, port });
   const maintainer =
     options.maintenance === false ? undefined : options.lh.maintainer(options.maintenance ?? {});

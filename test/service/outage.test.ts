@@ -1,6 +1,8 @@
 // With the database stopped, lease and task routes answer 503 with Retry-After within a second,
 // and the service recovers by itself when the database is back. Uses a server of its own, so it
-// can stop it.
+// can stop it. "Within a second" is measured on this test's clock and widened by the worst timer
+// lateness this process saw meanwhile: a starved event loop on a loaded machine is not an
+// outage answered late, a hang still is.
 import assert from 'node:assert/strict';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +11,7 @@ import { describe, it } from 'node:test';
 import { startEmbeddedPostgres } from '../../src/embedded/embedded-postgres.js';
 import { Leasehold } from '../../src/leasehold.js';
 import { buildApp } from '../../src/service/app.js';
+import { watchLoopLag } from '../support/loop-lag.js';
 
 describe('database outage', () => {
   it('answers 503 with Retry-After within a second while the database is down, then recovers', async () => {
@@ -38,6 +41,7 @@ describe('database outage', () => {
       assert.equal(task.statusCode, 201);
 
       await server.stop();
+      const lag = watchLoopLag();
       for (const [method, url, payload] of [
         ['GET', '/api/leases', undefined],
         ['POST', '/api/leases', { resource: 'r2', holder: 'a' }],
@@ -53,8 +57,12 @@ describe('database outage', () => {
         assert.equal(answer.headers['retry-after'], '1');
         assert.equal(answer.json().error.code, 'unavailable');
         assert.doesNotMatch(answer.body, /at .*\.ts|stack|ECONN/i, 'no internals leak');
-        assert.ok(took < 1_000, `${method} ${url} answered in ${Math.round(took)} ms`);
+        assert.ok(
+          took < 1_000 + lag.maxMs,
+          `${method} ${url} answered in ${Math.round(took)} ms (loop lag ${Math.round(lag.maxMs)} ms)`,
+        );
       }
+      lag.stop();
 
       server = await startEmbeddedPostgres({ dataDir, port, ephemeralDurability: true });
       // The pool drops its dead connections on first use; a retry or two sees the database again.

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Leasehold } from '../../src/leasehold.js';
 import { buildApp } from '../../src/service/app.js';
+import { DEFAULT_REPLY_TIMEOUT_MS } from '../../src/service/reply-deadline.js';
 import { SERVICE_DATABASE_OPTIONS } from '../../src/service/server.js';
 import { FaultProxy } from '../chaos/harness/fault-proxy.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
@@ -45,7 +46,7 @@ describe('silent database', () => {
         migrate: true,
         ...SERVICE_DATABASE_OPTIONS,
       });
-      const app = await buildApp({ lh });
+      const app = await buildApp({ lh, replyTimeoutMs: DEFAULT_REPLY_TIMEOUT_MS });
       let lag: LoopLag | undefined;
       const sent: Sent[] = [];
       let phase: 'before' | 'silent' | 'healed' = 'before';

@@ -30,6 +30,7 @@ interface ServerIdentity {
   readonly startedAt: string;
 }
 
+/** The probe: who answers (also read, with the same names, when the connection opens). */
 const IDENTITY_SQL = 'SELECT pg_backend_pid() AS pid, pg_postmaster_start_time()::text AS started';
 
 /** A statement with a client-side bound (pg reads `query_timeout` per query; its types omit it). */
@@ -42,6 +43,8 @@ export class LockConnection {
   private lostListener: ((reason: string) => void) | undefined;
   private probeTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
+  /** The probe under way, if any (it never rejects). */
+  private probing: Promise<void> | undefined;
 
   private constructor(
     private readonly client: pg.Client,
@@ -76,8 +79,7 @@ export class LockConnection {
             `SELECT set_config('tcp_keepalives_idle', $1, false),
                     set_config('tcp_keepalives_interval', $2, false),
                     set_config('tcp_keepalives_count', $3, false),
-                    pid, started
-               FROM (${IDENTITY_SQL}) AS identity`,
+                    pg_backend_pid() AS pid, pg_postmaster_start_time()::text AS started`,
             [`${keepalive.idleS}s`, `${keepalive.intervalS}s`, String(keepalive.count)],
             ctx.timing.queryTimeoutMs,
           ),
@@ -115,6 +117,8 @@ export class LockConnection {
     values: unknown[] = [],
     { wait = false }: { wait?: boolean } = {},
   ): Promise<R[]> {
+    // One statement at a time on a connection: a probe under way finishes (or fails) first.
+    await this.probing;
     try {
       const result = await this.client.query<R>(
         wait ? { text, values } : bounded(text, values, this.ctx.timing.queryTimeoutMs),
@@ -164,7 +168,12 @@ export class LockConnection {
     this.probeTimer.unref();
   }
 
-  private async probe(): Promise<void> {
+  private probe(): Promise<void> {
+    this.probing = this.runProbe().finally(() => (this.probing = undefined));
+    return this.probing;
+  }
+
+  private async runProbe(): Promise<void> {
     if (this.state !== 'open') return;
     const sentAt = performance.now();
     let answer: { pid: number; started: string } | undefined;

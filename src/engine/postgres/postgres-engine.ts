@@ -73,17 +73,21 @@ export interface PostgresEngineOptions extends ConnectionTimingOptions {
 export type PoolMode = 'session' | 'transaction';
 
 /**
- * The server-side bound: `statement_timeout` set on each new pooled connection before its first
- * statement (queued ahead of it). Not as a startup parameter, which pgbouncer refuses; not under
- * transaction pooling, where a session setting would land on whichever server connection
- * pgbouncer picked (set it on the role there; the client-side bound holds either way).
+ * The server-side bound: `statement_timeout`, set on each new pooled connection before the pool
+ * hands it out. Not as a startup parameter, which pgbouncer refuses; not under transaction
+ * pooling, where a session setting would land on whichever server connection pgbouncer picked
+ * (set it on the role there; the client-side bound holds either way).
  */
-function boundStatements(pool: pg.Pool, timing: ConnectionTiming): void {
-  pool.on('connect', (client) => {
-    client.query(`SET statement_timeout = ${timing.statementTimeoutMs}`).catch(() => {
-      // The connection failed; its first real statement reports it.
-    });
-  });
+function statementBound(
+  poolMode: PoolMode | undefined,
+  timing: ConnectionTiming,
+): Pick<pg.PoolConfig, 'onConnect'> {
+  if (poolMode === 'transaction') return {};
+  const values = [`${timing.statementTimeoutMs}ms`];
+  return {
+    onConnect: async (client) =>
+      void (await client.query("SELECT set_config('statement_timeout', $1, false)", values)),
+  };
 }
 
 const CAPABILITIES: EngineCapabilities = {
@@ -142,8 +146,9 @@ export class PostgresEngine implements Engine {
         ...clientConfig,
         max: options.poolSize ?? 10,
         // Every pooled statement is bounded by the client, for a server that stopped answering
-        // (the client then drops the connection), and by the server (below).
+        // (the client then drops the connection), and by the server (statementBound).
         query_timeout: timing.queryTimeoutMs,
+        ...statementBound(options.poolMode, timing),
         application_name: 'leasehold',
       });
       this.ownsPool = true;
@@ -159,7 +164,6 @@ export class PostgresEngine implements Engine {
       throw new InvalidArgumentError('poolMode', `must be "session" or "transaction"`);
     this.capabilities =
       this.poolMode === 'transaction' ? TRANSACTION_POOLING_CAPABILITIES : CAPABILITIES;
-    if (this.ownsPool && this.poolMode === 'session') boundStatements(this.pool, timing);
     // Statement names must differ per schema: one connection may serve engines on two schemas.
     const statementPrefix =
       options.preparedStatements === false ||
