@@ -62,6 +62,9 @@ const result = await runChaos({
   log: values.verbose ? (line) => console.log(`  ${line}`) : undefined,
 });
 console.log(summaryLine(result));
+// Which children died on their own, and the last thing each said, so a crash can be looked into.
+for (const crash of result.history.crashes)
+  console.log(`crashed: ${crash.proc}#${crash.incarnation}: ${crash.stderr.slice(-3).join(' | ')}`);
 if (result.violations.length > 0) {
   for (const line of violationLines(result)) console.log(line);
   const path = await saveHistory(result);
