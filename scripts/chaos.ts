@@ -63,9 +63,9 @@ const result = await runChaos({
 });
 console.log(`database: ${result.durability}`);
 console.log(summaryLine(result));
-if (values.verbose)
-  for (const crash of result.history.crashes)
-    console.log(`  ${crash.proc}#${crash.incarnation} died: ${crash.stderr.join(' | ')}`);
+// Which children died on their own, and the last thing each said, so a crash can be looked into.
+for (const crash of result.history.crashes)
+  console.log(`crashed: ${crash.proc}#${crash.incarnation}: ${crash.stderr.slice(-3).join(' | ')}`);
 if (result.violations.length > 0) {
   for (const line of violationLines(result)) console.log(line);
   const path = await saveHistory(result);

@@ -137,7 +137,13 @@ function toError(method: string, path: string, status: number, body: unknown): L
   const error = (body as { error?: { code?: string; message?: string; details?: object } })?.error;
   const code = error?.code && error.code in ERROR_CODES ? (error.code as ErrorCode) : undefined;
   if (status === 503 || code === 'unavailable')
-    return new UnavailableError(`${method} ${path}: ${error?.message ?? 'service unavailable'}`);
+    return new UnavailableError(
+      `${method} ${path}: ${error?.message ?? 'service unavailable'}`,
+      undefined,
+      (error?.details as { outcome?: unknown } | undefined)?.outcome === 'unknown'
+        ? { outcome: 'unknown' }
+        : {},
+    );
   return new LeaseholdError(
     code ?? (status >= 500 ? 'internal' : 'invalid_argument'),
     error?.message ?? `${method} ${path} answered ${status}`,

@@ -81,7 +81,17 @@ export function toHttpError(error: unknown): { status: number; body: ErrorBody }
 
 function fromLeaseholdError(error: LeaseholdError): { status: number; body: ErrorBody } {
   const status = HTTP_STATUS[error.code];
-  // Internal details (SQLSTATE, causes) stay in the log, not in the answer.
+  // Internal details (SQLSTATE, causes) stay in the log, not in the answer; but a request whose
+  // statement may have committed says so, or a client would retry a create blindly (0220).
+  if (status >= 500 && error.details.outcome === 'unknown')
+    return {
+      status,
+      body: errorBody(
+        error.code,
+        'the database connection was lost after the request was sent; its outcome is unknown (it may have been applied)',
+        { outcome: 'unknown' },
+      ),
+    };
   if (status >= 500) return { status, body: errorBody(error.code, publicMessage(error)) };
   const details = Object.keys(error.details).length > 0 ? { ...error.details } : undefined;
   return { status, body: errorBody(error.code, error.message, details) };

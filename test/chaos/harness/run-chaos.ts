@@ -153,7 +153,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         await fleet.start(proc, role);
       }
     }
-    await within(Promise.all(fleet.procs.map((m) => m.ready)), 90_000, 'every child ready');
+    // Ten tsx processes starting at once on a loaded two-core machine can take minutes.
+    await within(Promise.all(fleet.procs.map((m) => m.ready)), 180_000, 'every child ready');
     log(`${procs.length} processes ready`);
 
     const workers = options.roles.worker ?? 0;
