@@ -96,17 +96,14 @@ describe('many replicas and workers on one database', () => {
         const first = await waitFor(
           'a generating replica',
           async () => (await status()).runningOn,
-          {
-            timeoutMs: 20_000,
-          },
+          // Liveness, not a bound: eleven processes start at once on a loaded machine.
+          { timeoutMs: 120_000 },
         );
         const tasks = async () => lh.engine.jobList({ queue: 'tasks', limit: 1000, offset: 0 });
         await waitFor(
           'some tasks done',
           async () => (await tasks()).some((t) => t.status === 'completed'),
-          {
-            timeoutMs: 30_000,
-          },
+          { timeoutMs: 120_000 },
         );
         const before = await tasks();
         assert.deepEqual(
