@@ -2,8 +2,14 @@
 // balancer, eight HTTP task workers talking to the balancer. The generator runs on one replica at
 // a time; killing that replica moves it within its bound; a rolling restart of every replica and
 // every worker (SIGTERM, one at a time, each replaced) loses no task and lets no task lease
-// expire: every task ends completed on its first attempt, except those in flight on the killed
-// replica, which may run twice.
+// expire.
+//
+// The guarantee checked is the queue's, at-least-once: every task completes. A task may run
+// again only when a request about it could have been lost with the killed replica (its answer
+// never came back, so its lease had to expire first); it is not an error, it is counted and
+// printed. Such tasks are among those not yet completed when the replica was killed, at most one
+// per worker (each works on one task at a time), and run at most twice. The graceful rolling
+// restart must cause no re-run at all: every other task completes on its first attempt.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Leasehold } from '../../src/leasehold.js';
@@ -15,6 +21,7 @@ import { waitFor } from '../support/wait.js';
 after(closeTestDatabase);
 
 const GENERATOR_TTL_MS = 2_000;
+const WORKERS = 8;
 const GENERATOR_INTERVAL_MS = 400;
 
 interface Replica {
@@ -70,7 +77,7 @@ describe('many replicas and workers on one database', () => {
 
       let replicas: Replica[] = await Promise.all([startReplica(), startReplica(), startReplica()]);
       const balancer = await startBalancer(replicas.map((r) => r.port));
-      let workers = Array.from({ length: 8 }, () => startWorker(balancer.url));
+      let workers = Array.from({ length: WORKERS }, () => startWorker(balancer.url));
       // A keep-alive connection to a replica that has just gone fails once, as it would behind
       // any balancer: the client retries on a fresh connection.
       const request = async (path: string, init?: RequestInit): Promise<Response> => {
@@ -89,17 +96,14 @@ describe('many replicas and workers on one database', () => {
         const first = await waitFor(
           'a generating replica',
           async () => (await status()).runningOn,
-          {
-            timeoutMs: 20_000,
-          },
+          // Liveness, not a bound: eleven processes start at once on a loaded machine.
+          { timeoutMs: 120_000 },
         );
         const tasks = async () => lh.engine.jobList({ queue: 'tasks', limit: 1000, offset: 0 });
         await waitFor(
           'some tasks done',
           async () => (await tasks()).some((t) => t.status === 'completed'),
-          {
-            timeoutMs: 30_000,
-          },
+          { timeoutMs: 120_000 },
         );
         const before = await tasks();
         assert.deepEqual(
@@ -115,11 +119,13 @@ describe('many replicas and workers on one database', () => {
         balancer.setBackends(replicas.map((r) => r.port));
         const killedAt = Date.now();
         victim.process.kill('SIGKILL');
-        // A request in flight on the killed replica may have claimed or completed a task whose
-        // answer never came back: such a task runs again when its lease expires. Those in flight
-        // at the kill are excused below; the rolling restart that follows must excuse none.
-        const inFlightAtKill = new Set(
-          (await tasks()).filter((t) => t.status === 'processing').map((t) => t.id),
+        // A request in flight on the killed replica may have claimed a task, or failed to
+        // complete one, without its answer coming back: such a task runs again when its lease
+        // expires. Only a task not completed at the kill can be one (a claim the dead replica sent
+        // may still commit just after it, so pending tasks count too); the rolling restart that
+        // follows must cause no re-run.
+        const unfinishedAtKill = new Set(
+          (await tasks()).filter((t) => t.status !== 'completed').map((t) => t.id),
         );
         const next = await waitFor(
           'a new generating replica',
@@ -168,19 +174,34 @@ describe('many replicas and workers on one database', () => {
           { timeoutMs: 90_000, intervalMs: 500 },
         );
         assert.ok(settled.length >= 10, `${settled.length} tasks`);
-        const retried = settled.filter((t) => t.attempts !== 1 && !inFlightAtKill.has(t.id));
-        assert.deepEqual(
-          retried.map((t) => ({ id: t.id, attempts: t.attempts })),
-          [],
-          'no task lease expired: every task not in flight at the SIGKILL completed on its first attempt',
-        );
-        const rerun = settled.filter((t) => t.attempts !== 1).length;
-        console.log(
-          `# ${settled.length} tasks completed; ${inFlightAtKill.size} in flight at the SIGKILL, ${rerun} of them ran again`,
-        );
+        const rerun = settled.filter((t) => t.attempts !== 1);
         const generators = new Set(settled.map((t) => t.headers['generated-by']));
+        // Print the truth first, whatever the assertions below decide.
         console.log(
-          `# ${settled.length} tasks, all completed on their first attempt; generated by ${[...generators].join(', ')}`,
+          `# ${settled.length} tasks completed, generated by ${[...generators].join(', ')}: ` +
+            `${settled.length - rerun.length} on their first attempt, ${rerun.length} ran more than once ` +
+            `(${unfinishedAtKill.size} were not finished when their replica was SIGKILLed; ` +
+            `re-runs after that failover are allowed: the queue is at-least-once)`,
+        );
+        for (const t of rerun)
+          console.log(
+            `# task ${t.id} ran ${t.attempts} times${unfinishedAtKill.has(t.id) ? ' (unfinished at the SIGKILL)' : ''}`,
+          );
+        assert.deepEqual(
+          rerun
+            .filter((t) => !unfinishedAtKill.has(t.id))
+            .map((t) => ({ id: t.id, attempts: t.attempts })),
+          [],
+          'the graceful rolling restart caused no re-run: every task not unfinished at the SIGKILL completed on its first attempt',
+        );
+        assert.ok(
+          rerun.length <= WORKERS,
+          `${rerun.length} tasks ran again; the killed replica can have lost at most one request per worker (${WORKERS})`,
+        );
+        assert.deepEqual(
+          rerun.filter((t) => t.attempts > 2).map((t) => ({ id: t.id, attempts: t.attempts })),
+          [],
+          'a task affected by the SIGKILL ran at most once more',
         );
       } catch (error) {
         // What the fleet said helps more than a timeout: the last lines of each process.
