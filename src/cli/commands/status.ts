@@ -17,13 +17,14 @@ export function registerStatus(program: Command, ctx: CliContext): void {
           generatorStatus(lh),
           lh.engine.jobCounts(),
           lh.engine.workerList({ limit: 1000 }),
-          lh.leases.list({ state: 'active', limit: 1000 }),
+          // Counted, not listed: a listing stops at its page size.
+          lh.engine.leaseCountActive(),
         ]);
         const jobs: Record<string, Record<string, number>> = {};
         for (const c of counts) (jobs[c.queue] ??= {})[c.status] = c.count;
         const byStatus: Record<string, number> = {};
         for (const w of workers) byStatus[w.status] = (byStatus[w.status] ?? 0) + 1;
-        const status = { generator, jobs, workers: byStatus, activeLeases: active.length };
+        const status = { generator, jobs, workers: byStatus, activeLeases: active };
         printObject(
           ctx.out,
           o.json
