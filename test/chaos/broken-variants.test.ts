@@ -61,7 +61,8 @@ const CASES: Case[] = [
     why: 'commits answer before their WAL is flushed, so a server crash undoes acknowledged enqueues, completions and terms',
     // The WAL writer flushes an asynchronous commit within a few hundred ms: a crash of the
     // server loses what was acknowledged in that window, which a steady flow of enqueues and
-    // completions always fills.
+    // completions always fills. (Token statements are asynchronous too in this variant: one
+    // durable commit, such as a claim, would flush every asynchronous commit before it.)
     options: {
       durationMs: 8_000,
       roles: { worker: 2, holder: 1 },
