@@ -17,7 +17,7 @@ import { DEFAULT_REPLY_TIMEOUT_MS } from './reply-deadline.js';
  * connections for long, and the service recovers by itself when it answers again.
  */
 export const SERVICE_DATABASE_OPTIONS = {
-  connectTimeoutMs: 1_000,
+  connectTimeoutMs: 2_000,
   statementTimeoutMs: 2_000,
   queryTimeoutMs: 3_000,
 } as const satisfies Partial<ConnectOptions>;

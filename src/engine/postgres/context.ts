@@ -135,8 +135,13 @@ export class PgContext {
         destroyConnection(client);
         client.release(error as Error);
       } else {
-        await client.query('ROLLBACK').catch(() => {});
-        client.release();
+        // A ROLLBACK that fails (or times out) leaves the connection in doubt too.
+        const failed = await client.query('ROLLBACK').then(
+          () => undefined,
+          (rollbackError: unknown) => rollbackError as Error,
+        );
+        if (failed) destroyConnection(client);
+        client.release(failed);
       }
       throw mapPgError(error, name);
     }
