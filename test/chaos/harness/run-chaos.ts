@@ -70,6 +70,7 @@ const ELECTION = { name: 'chaos-leader', ttlMs: 1_500, renewEveryMs: 400, pollEv
 const WORKER = { queue: 'chaos', leaseTtlMs: 1_200, concurrency: 2 };
 const SCHEDULE = { name: 'chaos-tick', everyMs: 1_000 };
 const SETTLE_MS = 20_000;
+const SETTLE_MAX_MS = 120_000;
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const log = options.log ?? (() => {});
@@ -200,14 +201,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     enqueueing = false;
     await enqueuer;
 
-    // Quiet phase: no faults, so every job can reach its end.
-    const settleBy = Date.now() + (workers > 0 ? SETTLE_MS : 0);
+    // Quiet phase: no faults, so every job can reach its end. While the workers are still
+    // draining a backlog (fewer jobs left than at the last look), the phase goes on, up to
+    // SETTLE_MAX_MS: on a loaded machine a queue slow to drain is not a queue that lost jobs.
+    const settleStart = Date.now();
+    let settleBy = settleStart + (workers > 0 ? SETTLE_MS : 0);
+    let fewestLeft = Number.POSITIVE_INFINITY;
     while (Date.now() < settleBy) {
       const { rows } = await admin.query<{ n: string }>(
         `SELECT count(*) AS n FROM "${schema}".jobs WHERE queue = $1 AND status NOT IN ('completed', 'dead')`,
         [WORKER.queue],
       );
-      if (Number(rows[0]!.n) === 0) break;
+      const left = Number(rows[0]!.n);
+      if (left === 0) break;
+      if (left < fewestLeft) {
+        fewestLeft = left;
+        settleBy = Math.max(settleBy, Math.min(settleStart + SETTLE_MAX_MS, Date.now() + 5_000));
+      }
       await sleep(250);
     }
     await producer?.close();
