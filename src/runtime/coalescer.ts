@@ -221,8 +221,10 @@ export class Coalescer<P, R> {
       this.o.one(p.params).then(p.resolve, p.reject);
     // Requests with order keys one after another, in call order, so that two of one key cannot
     // overtake each other; the others at once beside them.
-    const ordered = list.filter((p) => (this.o.orderKeys?.(p.params) ?? []).length > 0);
-    const free = list.filter((p) => !ordered.includes(p));
+    const ordered: Pending<P, R>[] = [];
+    const free: Pending<P, R>[] = [];
+    for (const p of list)
+      ((this.o.orderKeys?.(p.params) ?? []).length > 0 ? ordered : free).push(p);
     await Promise.all([
       ...free.map(retry),
       (async () => {

@@ -20,7 +20,7 @@ import type { IncrementTarget } from '../fenced-increment.js';
 /** The queue the producer fills; no worker serves it. */
 export const PRODUCER_QUEUE = 'chaos-enqueue';
 const PARTITIONS = 3;
-const BURST = 5;
+const BURST = 3;
 const TICK_MS = 120;
 
 export function runProducer(

@@ -13,7 +13,7 @@ import { startServer } from '../../../../src/service/server.js';
 import type { ChildConfig } from '../config.js';
 import { fencedIncrement, type IncrementTarget } from '../fenced-increment.js';
 
-const CLIENTS = 6;
+const CLIENTS = 3;
 const RESOURCES = ['svc-0', 'svc-1', 'svc-2'];
 
 export async function runService(
@@ -57,7 +57,7 @@ async function clientLoop(
     const until = Date.now() + between(300, 1_200);
     while (running() && Date.now() < until && term.isTrusted()) {
       await fencedIncrement(target, `lease:${resource}`, term.token);
-      await sleep(between(20, 80));
+      await sleep(between(50, 150));
     }
     await term.release().catch(() => {});
     await sleep(between(0, 100));
