@@ -8,6 +8,7 @@ import { Leasehold } from '../../src/leasehold.js';
 import { startServer } from '../../src/service/server.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
 import { EventQueue } from '../support/events.js';
+import { within } from '../support/wait.js';
 
 after(closeTestDatabase);
 
@@ -58,7 +59,6 @@ describe('lease client', () => {
       assert.equal(await renewals.next(5_000, 'a second renewal'), 2);
       assert.equal(held.isTrusted(), true);
 
-      await server.close();
       // At the moment the signal fires, ask the database for the lease on another holder's
       // behalf: it must still be held, so no one else could have had it while "a" trusted it.
       const fired = new Promise<{ at: number; intruder: Promise<boolean> }>((resolve) =>
@@ -74,7 +74,10 @@ describe('lease client', () => {
           { once: true },
         ),
       );
-      const { at, intruder } = await fired;
+      // The listener is in place before the service closes: under load the close itself can
+      // outlast the trust deadline, and an abort that fired before it would never be seen.
+      await server.close();
+      const { at, intruder } = await within(fired, 30_000, 'the signal at the trust deadline');
       assert.equal(held.state, 'lost');
       assert.equal((held.signal.reason as { code?: string }).code, 'lease_lost');
       assert.equal(await intruder, false, 'the database still held the lease when trust ended');
