@@ -19,9 +19,10 @@ const SQL_WORDS =
  * What may be spliced into SQL, each checked by hand:
  * - the schema, validated as a lower-case identifier and quoted once (sql-identifiers.ts):
  *   `s`, `schema`, `this.quotedSchema`, and the notify channel derived from it;
- * - constants made of literals in the query modules (column lists, state CASEs, intervals);
+ * - constants made of literals in the query modules (column lists, state CASEs, intervals,
+ *   DURABLE_COMMIT);
  * - the parameters of the SQL helpers (CLOCK, STATE, notified, appendError, jobColumns,
- *   renewSet, ownedLive), which are only ever called with literals or the constants above
+ *   renewSet, ownedLive, DURABLE_CLOCK), which are only ever called with literals or the constants above
  *   (checked below).
  */
 const ALLOWED_NAMES = new Set([
@@ -51,6 +52,7 @@ const ALLOWED_NAMES = new Set([
   'returning',
   'RELEASE_SET',
   'predicate',
+  'DURABLE_COMMIT',
   // helper parameters
   'param',
   'now',
@@ -70,6 +72,7 @@ const ALLOWED_HELPERS = new Set([
   'jobColumns',
   'renewSet',
   'ownedLive',
+  'DURABLE_CLOCK',
 ]);
 
 export interface Splice {
