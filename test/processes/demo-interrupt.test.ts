@@ -14,19 +14,11 @@ import { fileURLToPath } from 'node:url';
 import { startEmbeddedPostgres } from '../../src/embedded/embedded-postgres.js';
 import { Leasehold } from '../../src/leasehold.js';
 import { waitFor, within } from '../support/wait.js';
+import { isAlive } from '../support/pids.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // Resolved here: `--import tsx` would be looked up from the scratch directory.
 const TSX_LOADER = import.meta.resolve('tsx');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Live processes whose command line mentions `text` (the scratch directory). */
 function processesMentioning(text: string): string[] {
@@ -141,7 +133,7 @@ describe('demo Ctrl-C', () => {
       // Nothing of the demo is left: not its process group (workers, generators), not the
       // postmaster, not anything started on its scratch directory.
       assert.throws(() => process.kill(-pgid, 0), { code: 'ESRCH' }, 'the process group is empty');
-      assert.equal(alive(postmaster), false, `the postmaster (pid ${postmaster}) has stopped`);
+      assert.equal(isAlive(postmaster), false, `the postmaster (pid ${postmaster}) has stopped`);
       assert.deepEqual(processesMentioning(dir), [], 'no process runs on the scratch directory');
 
       // Every task that was in flight was handed back (pending again) or finished: none is still
@@ -181,9 +173,9 @@ describe('demo Ctrl-C', () => {
       await lh?.close().catch(() => {});
       // Whatever a failed run left behind goes, so it cannot disturb the next test.
       if (demo.exitCode === null && demo.signalCode === null) process.kill(-pgid, 'SIGKILL');
-      if (postmaster !== undefined && alive(postmaster)) {
+      if (postmaster !== undefined && isAlive(postmaster)) {
         process.kill(postmaster, 'SIGKILL');
-        await waitFor('the postmaster to go', () => !alive(postmaster!), { timeoutMs: 30_000 });
+        await waitFor('the postmaster to go', () => !isAlive(postmaster!), { timeoutMs: 30_000 });
       }
       await rm(dir, { recursive: true, force: true, maxRetries: 5 }).catch(() => {});
     }

@@ -10,17 +10,9 @@ import { startCli } from '../support/cli-process.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
 import { EVENT_TIMEOUT_MS } from '../support/timing.js';
 import { waitFor } from '../support/wait.js';
+import { isAlive } from '../support/pids.js';
 
 after(closeTestDatabase);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('leasehold demo', () => {
   it("starts, completes tasks, recovers a crashed worker's task, and exits cleanly on Ctrl-C", () =>
@@ -98,7 +90,7 @@ describe('leasehold demo', () => {
           `demo exit: ${JSON.stringify(exit)}\n${demo.lines.slice(-15).join('\n')}`,
         );
         assert.ok(demo.lines.some((l) => /demo stopped cleanly/.test(l)));
-        assert.deepEqual(pids.filter(alive), [], 'no child process outlives the demo');
+        assert.deepEqual(pids.filter(isAlive), [], 'no child process outlives the demo');
       } finally {
         demo.kill('SIGKILL');
       }

@@ -10,17 +10,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { startScript } from '../support/cli-process.js';
 import { waitFor } from '../support/wait.js';
+import { isAlive } from '../support/pids.js';
 
 const FIXTURE = new URL('./fixtures/embedded-server.ts', import.meta.url).pathname;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Starts a server from a child process, SIGKILLs the child, waits for the postmaster to go. */
 async function killOwner(dataDir: string, persistent: boolean): Promise<void> {
@@ -32,18 +24,18 @@ async function killOwner(dataDir: string, persistent: boolean): Promise<void> {
   try {
     const [line] = await owner.waitForLine(/^\{"ready":true.*\}$/, 120_000);
     postmaster = (JSON.parse(line) as { postmaster: number }).postmaster;
-    assert.ok(alive(postmaster), 'the server runs');
+    assert.ok(isAlive(postmaster), 'the server runs');
     owner.kill('SIGKILL');
     await owner.exited();
     // The guardian's fast shutdown takes a moment on a loaded machine: a generous bound from
     // this test's own clock, the event being waited for is the postmaster's exit.
-    await waitFor('the postmaster to stop after its owner died', () => !alive(postmaster!), {
+    await waitFor('the postmaster to stop after its owner died', () => !isAlive(postmaster!), {
       timeoutMs: 60_000,
       intervalMs: 100,
     });
   } finally {
     owner.kill('SIGKILL');
-    if (postmaster !== undefined && alive(postmaster)) process.kill(postmaster, 'SIGKILL');
+    if (postmaster !== undefined && isAlive(postmaster)) process.kill(postmaster, 'SIGKILL');
   }
 }
 

@@ -50,6 +50,25 @@ function decidedAt(op: LeaseOpEvent['op'], lease: Lease): Date {
   return lease.renewedAt && lease.renewedAt > lease.acquiredAt ? lease.renewedAt : lease.acquiredAt;
 }
 
+/** The event for an answered call: the term it got (token and database times), or a refusal. */
+function answered<B extends object>(
+  base: B,
+  op: LeaseOpEvent['op'],
+  holder: string,
+  answer: unknown,
+) {
+  const lease = leaseOf(answer);
+  if (!lease || lease.holder !== holder) return { ...base, ok: false as const };
+  return {
+    ...base,
+    ok: true as const,
+    token: lease.token,
+    dbAt: decidedAt(op, lease).getTime(),
+    ...(op === 'acquire' ? { dbAcquiredAt: lease.acquiredAt.getTime() } : {}),
+    dbExpiresAt: lease.expiresAt.getTime(),
+  };
+}
+
 export function recordingEngine<E extends Engine>(engine: E, emit: Emit): E {
   return new Proxy(engine, {
     get(target, property, receiver) {
@@ -88,17 +107,7 @@ export function recordingEngine<E extends Engine>(engine: E, emit: Emit): E {
           });
           throw error;
         }
-        const lease = leaseOf(answer);
-        if (!lease || lease.holder !== params.holder) emit({ ...base, ok: false });
-        else
-          emit({
-            ...base,
-            ok: true,
-            token: lease.token,
-            dbAt: decidedAt(recorded.op, lease).getTime(),
-            ...(recorded.op === 'acquire' ? { dbAcquiredAt: lease.acquiredAt.getTime() } : {}),
-            dbExpiresAt: lease.expiresAt.getTime(),
-          });
+        emit(answered(base, recorded.op, params.holder, answer));
         return answer;
       };
     },
@@ -142,20 +151,7 @@ function recordMany(
       );
       throw error;
     }
-    answers.forEach((answer, i) => {
-      const base = bases[i]!;
-      const lease = leaseOf(answer);
-      if (!lease || lease.holder !== list[i]!.holder) emit({ ...base, ok: false });
-      else
-        emit({
-          ...base,
-          ok: true,
-          token: lease.token,
-          dbAt: decidedAt(recorded.op, lease).getTime(),
-          ...(recorded.op === 'acquire' ? { dbAcquiredAt: lease.acquiredAt.getTime() } : {}),
-          dbExpiresAt: lease.expiresAt.getTime(),
-        });
-    });
+    answers.forEach((answer, i) => emit(answered(bases[i]!, recorded.op, list[i]!.holder, answer)));
     return answers;
   };
 }
