@@ -48,7 +48,9 @@ export function startChild(path: string, args: string[]): BenchChild {
   }
   return {
     child,
-    waitForLine(pattern, timeoutMs = 30_000) {
+    // A liveness bound, not a timing claim: a tsx start-up on a loaded two-core machine has
+    // taken over 30 s, and a child that exits fails the wait at once anyway.
+    waitForLine(pattern, timeoutMs = 180_000) {
       return new Promise((resolve, reject) => {
         const finish = (): void => {
           listeners.delete(check);
