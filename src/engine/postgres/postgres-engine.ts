@@ -90,6 +90,24 @@ function statementBound(
   };
 }
 
+/**
+ * A connection the server ends (pg_terminate_backend, a restart, a failover) makes its client
+ * emit 'error', and an 'error' event nobody listens to kills the process. The pool listens only
+ * while a client is idle: an idle client's error is re-emitted on the pool, and one checked out
+ * is the borrower's to handle. But pg-pool takes its listener off a client before the borrower
+ * can put one on: a `pool.connect()` promise resolves a microtask later, while the rest of the
+ * socket read that freed the client (the previous query's last message, then the server's
+ * FATAL 57P01 in the same chunk) is parsed at once. So every client of our pool gets a listener
+ * of its own for life. Swallowing loses nothing: the client is marked unusable, its pending and
+ * later queries fail with the error (which is how callers learn of it), and the pool drops it
+ * when it is released.
+ */
+function guardLostConnections(pool: pg.Pool): void {
+  const ignore = (): void => {};
+  pool.on('error', ignore); // an idle client's error, re-emitted by the pool
+  pool.on('connect', (client) => void client.on('error', ignore));
+}
+
 const CAPABILITIES: EngineCapabilities = {
   crossProcess: true,
   advisoryLocks: true,
@@ -155,9 +173,7 @@ export class PostgresEngine implements Engine {
     } else {
       throw new InvalidArgumentError('connectionString', 'give a connectionString or a pool');
     }
-    // An idle client that loses its connection emits 'error' on the pool; unhandled, it would
-    // crash the process. The next query on a fresh client reports the outage instead.
-    if (this.ownsPool) this.pool.on('error', () => {});
+    if (this.ownsPool) guardLostConnections(this.pool);
     this.clock = options.clock ?? systemClock;
     this.poolMode = options.poolMode ?? 'session';
     if (this.poolMode !== 'session' && this.poolMode !== 'transaction')
