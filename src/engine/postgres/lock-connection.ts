@@ -43,8 +43,12 @@ export class LockConnection {
   private lostListener: ((reason: string) => void) | undefined;
   private probeTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
-  /** The probe under way, if any (it never rejects). */
-  private probing: Promise<void> | undefined;
+  /**
+   * The statement under way (a caller's or a probe), settled or not; it never rejects. pg would
+   * queue a second statement on a busy client itself, but warns that this is deprecated: a
+   * probe due while a caller's statement runs (or the other way round) waits for it here.
+   */
+  private busy: Promise<unknown> = Promise.resolve();
 
   private constructor(
     private readonly client: pg.Client,
@@ -117,11 +121,11 @@ export class LockConnection {
     values: unknown[] = [],
     { wait = false }: { wait?: boolean } = {},
   ): Promise<R[]> {
-    // One statement at a time on a connection: a probe under way finishes (or fails) first.
-    await this.probing;
     try {
-      const result = await this.client.query<R>(
-        wait ? { text, values } : bounded(text, values, this.ctx.timing.queryTimeoutMs),
+      const result = await this.oneAtATime(() =>
+        this.client.query<R>(
+          wait ? { text, values } : bounded(text, values, this.ctx.timing.queryTimeoutMs),
+        ),
       );
       return result.rows;
     } catch (error) {
@@ -169,8 +173,14 @@ export class LockConnection {
   }
 
   private probe(): Promise<void> {
-    this.probing = this.runProbe().finally(() => (this.probing = undefined));
-    return this.probing;
+    return this.oneAtATime(() => this.runProbe());
+  }
+
+  /** Runs `statement` once every statement started before it has settled. */
+  private oneAtATime<T>(statement: () => Promise<T>): Promise<T> {
+    const result = this.busy.then(statement);
+    this.busy = result.catch(() => {});
+    return result;
   }
 
   private async runProbe(): Promise<void> {
