@@ -20,6 +20,7 @@ import { LockConnection } from './lock-connection.js';
 import type { LockQueries } from './lock-queries.js';
 import { mapPgError } from './pg-errors.js';
 import { toSafeInteger } from './rows.js';
+import { withEpoch } from './epoch.js';
 
 const LOCK_NOT_AVAILABLE = '55P03';
 
@@ -192,10 +193,8 @@ export class PostgresConnectionLocks {
    */
   protected async drawToken(conn: LockConnection, name: string): Promise<FencingToken> {
     void conn;
-    const [row] = await this.ctx.query<{ token: string }>(
-      'SessionLockToken',
-      this.sql.SessionLockToken,
-      [name],
+    const [row] = await withEpoch(this.ctx, 'SessionLockToken', () =>
+      this.ctx.query<{ token: string }>('SessionLockToken', this.sql.SessionLockToken, [name]),
     );
     return toSafeInteger(row!.token, 'session_lock_terms.token');
   }
