@@ -20,6 +20,7 @@ import { LockConnection } from './lock-connection.js';
 import type { LockQueries } from './lock-queries.js';
 import { mapPgError } from './pg-errors.js';
 import { toSafeInteger } from './rows.js';
+import { refuseUntrustedConnectionLocks } from './server-flavour.js';
 
 const LOCK_NOT_AVAILABLE = '55P03';
 
@@ -91,6 +92,7 @@ export class PostgresConnectionLocks {
   ) {}
 
   async advisoryTryLock(p: ConnectionLockParams): Promise<ConnectionLock | null> {
+    await refuseUntrustedConnectionLocks(this.ctx, 'advisory locks');
     const key = this.advisoryKey(p.name);
     const conn = await LockConnection.open(this.ctx, 'AdvisoryTryLock');
     try {
@@ -108,6 +110,7 @@ export class PostgresConnectionLocks {
 
   async advisoryLock(p: ConnectionLockWaitParams): Promise<ConnectionLock> {
     if (p.signal.aborted) throw waitAbortError(p.signal);
+    await refuseUntrustedConnectionLocks(this.ctx, 'advisory locks');
     const key = this.advisoryKey(p.name);
     const conn = await this.openForWait('AdvisoryLock');
     await this.waitCancellably(
@@ -120,6 +123,7 @@ export class PostgresConnectionLocks {
   }
 
   async sessionLockTryAcquire(p: ConnectionLockParams): Promise<SessionLock | null> {
+    await refuseUntrustedConnectionLocks(this.ctx, 'session locks');
     const conn = await LockConnection.open(this.ctx, 'SessionLockTryAcquire');
     try {
       await this.beginSession(conn, p.name);
@@ -139,6 +143,7 @@ export class PostgresConnectionLocks {
 
   async sessionLockAcquire(p: ConnectionLockWaitParams): Promise<SessionLock> {
     if (p.signal.aborted) throw waitAbortError(p.signal);
+    await refuseUntrustedConnectionLocks(this.ctx, 'session locks');
     const conn = await this.openForWait('SessionLockAcquire');
     try {
       await this.beginSession(conn, p.name);
