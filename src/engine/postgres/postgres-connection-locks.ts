@@ -17,10 +17,10 @@ import {
 } from '../locks.js';
 import type { PgContext } from './context.js';
 import { LockConnection } from './lock-connection.js';
+import { refuseUntrustedConnectionLocks } from './server-flavour.js';
 import type { LockQueries } from './lock-queries.js';
 import { mapPgError } from './pg-errors.js';
 import { toSafeInteger } from './rows.js';
-import { refuseUntrustedConnectionLocks } from './server-flavour.js';
 
 const LOCK_NOT_AVAILABLE = '55P03';
 
