@@ -101,7 +101,10 @@ async function failoverWithSkew(skewS: number, marginMs: number): Promise<Observ
     const client = new pg.Client({ connectionString: cluster.standbyUrl });
     await client.connect();
     try {
+      // Bounded generously: the row expires about ttl - skew after the acquire.
+      const giveUpAt = Date.now() + 3 * TTL_MS;
       for (;;) {
+        assert.ok(Date.now() < giveUpAt, 'the new primary never considered the term expired');
         const { rows } = await client.query<{ expired: boolean }>(
           `SELECT expires_at <= now() AS expired FROM ${SCHEMA}.leases WHERE resource = 'skewed'`,
         );
@@ -123,7 +126,10 @@ async function failoverWithSkew(skewS: number, marginMs: number): Promise<Observ
     successor = new PostgresEngine({ connectionString: cluster.standbyUrl, schema: SCHEMA });
     const successorLeases = new LeaseManager(successor);
     let quarantined = false;
+    // The quarantine lasts the longest ttl: the grant comes within it, plus slack for the machine.
+    const giveUpAt = Date.now() + 3 * TTL_MS;
     for (;;) {
+      assert.ok(Date.now() < giveUpAt, 'the successor was never granted the lease');
       try {
         const lease = await successorLeases.acquire('skewed', { holder: 'successor', ttl: TTL_MS });
         if (lease) break;

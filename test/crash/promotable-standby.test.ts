@@ -14,6 +14,7 @@ import {
   startPromotableStandby,
   type PromotableStandby,
 } from '../support/promotable-standby.js';
+import { waitFor } from '../support/wait.js';
 
 async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
@@ -86,16 +87,19 @@ test('sync: a commit is not acknowledged before the standby has it, and nothing 
       .then(() => (outcome = 'acknowledged'))
       .catch((error: Error) => (outcome = `failed: ${error.message}`));
     // The commit waits for a standby that does not receive; it shows in pg_stat_activity as SyncRep.
-    await withClient(cluster.primaryUrl, async (c) => {
-      for (;;) {
-        const r = await c.query(
-          `SELECT 1 FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND pid = $1`,
-          [(waiting as unknown as { processID: number }).processID],
-        );
-        if (r.rowCount === 1) return;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    });
+    await withClient(cluster.primaryUrl, (c) =>
+      waitFor(
+        'the commit to wait for the standby (SyncRep)',
+        async () =>
+          (
+            await c.query(
+              `SELECT 1 FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND pid = $1`,
+              [(waiting as unknown as { processID: number }).processID],
+            )
+          ).rowCount === 1,
+        { timeoutMs: 60_000, intervalMs: 50 },
+      ),
+    );
     assert.equal(outcome, 'pending');
     await cluster.crashPrimary();
     await insert;
