@@ -3,7 +3,8 @@
  * higher timeline; under asynchronous replication a commit the standby never received is lost by
  * a failover although the primary acknowledged it (the lossy path the failover tests rely on);
  * under synchronous replication such a commit is never acknowledged, and what was acknowledged
- * survives; and the standby's clock can be offset with libfaketime.
+ * survives; a disconnected standby catches up when reconnected; and the standby's clock can be
+ * offset with libfaketime.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -126,5 +127,16 @@ test('the standby runs with its clock offset by libfaketime', async () => {
     const skew = Number(standbyNow) - Number(primaryNow);
     // 30 s ahead, less the time between the two reads (generous: the machine may be loaded).
     assert.ok(skew > 20 && skew < 31, `standby clock ${skew} s ahead`);
+  });
+});
+
+test('a disconnected standby catches up once reconnected (the slot kept its WAL)', async () => {
+  await withCluster({ synchronous: false }, async (cluster) => {
+    await rows(cluster.primaryUrl, `CREATE TABLE commits (v text PRIMARY KEY) `);
+    await cluster.disconnectStandby();
+    await rows(cluster.primaryUrl, `INSERT INTO commits VALUES ('while away') RETURNING v`);
+    await cluster.reconnectStandby();
+    await cluster.waitForStandby();
+    assert.deepEqual(await rows(cluster.standbyUrl, `SELECT v FROM commits`), ['while away']);
   });
 });
