@@ -17,6 +17,7 @@ import {
 } from '../locks.js';
 import type { PgContext } from './context.js';
 import { LockConnection } from './lock-connection.js';
+import { refuseUntrustedConnectionLocks } from './server-flavour.js';
 import type { LockQueries } from './lock-queries.js';
 import { mapPgError } from './pg-errors.js';
 import { toSafeInteger } from './rows.js';
@@ -92,6 +93,7 @@ export class PostgresConnectionLocks {
   ) {}
 
   async advisoryTryLock(p: ConnectionLockParams): Promise<ConnectionLock | null> {
+    await refuseUntrustedConnectionLocks(this.ctx, 'advisory locks');
     const key = this.advisoryKey(p.name);
     const conn = await LockConnection.open(this.ctx, 'AdvisoryTryLock');
     try {
@@ -109,6 +111,7 @@ export class PostgresConnectionLocks {
 
   async advisoryLock(p: ConnectionLockWaitParams): Promise<ConnectionLock> {
     if (p.signal.aborted) throw waitAbortError(p.signal);
+    await refuseUntrustedConnectionLocks(this.ctx, 'advisory locks');
     const key = this.advisoryKey(p.name);
     const conn = await this.openForWait('AdvisoryLock');
     await this.waitCancellably(
@@ -121,6 +124,7 @@ export class PostgresConnectionLocks {
   }
 
   async sessionLockTryAcquire(p: ConnectionLockParams): Promise<SessionLock | null> {
+    await refuseUntrustedConnectionLocks(this.ctx, 'session locks');
     const conn = await LockConnection.open(this.ctx, 'SessionLockTryAcquire');
     try {
       await this.beginSession(conn, p.name);
@@ -140,6 +144,7 @@ export class PostgresConnectionLocks {
 
   async sessionLockAcquire(p: ConnectionLockWaitParams): Promise<SessionLock> {
     if (p.signal.aborted) throw waitAbortError(p.signal);
+    await refuseUntrustedConnectionLocks(this.ctx, 'session locks');
     const conn = await this.openForWait('SessionLockAcquire');
     try {
       await this.beginSession(conn, p.name);
