@@ -210,6 +210,22 @@ describe('epoch tokens after a failover', () => {
       await next.release();
     }));
 
+  it('advisory locks: no new holder during the quarantine (they carry no token)', () =>
+    withSchema('epoch advisory locks', async (ctx) => {
+      const [engine] = await pinnedEngine(ctx);
+      const first = await engine.advisoryTryLock({ name: 'a' });
+      assert.ok(first);
+      await first.release();
+      await failOver(ctx);
+      const refused = await quarantined(engine.advisoryTryLock({ name: 'a' }));
+      const waited = new AbortController();
+      await quarantined(engine.advisoryLock({ name: 'a', signal: waited.signal }));
+      await sleep(Number(refused.details['retryAfterMs']) + 50);
+      const next = await engine.advisoryTryLock({ name: 'a' });
+      assert.ok(next, 'granted once the quarantine is over');
+      await next.release();
+    }));
+
   it('schedule slots: a slot whose claim was lost waits out the quarantine', () =>
     withSchema('epoch schedule slots', async (ctx) => {
       const [engine, clock] = await pinnedEngine(ctx);

@@ -28,10 +28,11 @@ function sqlstateOf(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/** The DETAIL of the server's error: on the driver's error, or on the one a LeaseholdError wraps. */
 function detailOf(error: unknown): string | undefined {
-  const cause = error instanceof Error ? error.cause : undefined;
-  const detail = (cause as { detail?: unknown } | undefined)?.detail;
-  return typeof detail === 'string' ? detail : undefined;
+  const detail = (error as { detail?: unknown } | null)?.detail;
+  if (typeof detail === 'string') return detail;
+  return error instanceof LeaseholdError ? detailOf(error.cause) : undefined;
 }
 
 /** The error a caller sees while a new epoch's quarantine runs. */

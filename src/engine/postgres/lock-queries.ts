@@ -56,8 +56,15 @@ export function lockQueries(s: string): LockQueries {
   return {
     // Advisory keys are database-wide; $1 is `<schema>:<name>`, so installations in different
     // schemas of one database never contend.
-    AdvisoryTryLock: 'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked',
-    AdvisoryLock: 'SELECT pg_advisory_lock(hashtextextended($1, 0))',
+    // An advisory lock has no token, but a holder on a server that failed over may still trust
+    // it for a probe interval or two: a new epoch's quarantine holds new holders back too
+    // (decision 0225), and on a standby the epoch check refuses the lock (SQLSTATE 25006).
+    AdvisoryTryLock: `WITH clock AS (SELECT now() AS now), ${EPOCH_CTE(s)}
+      SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked FROM clock, epoch
+      WHERE ${QUARANTINE_GATE(s, 'true')}`,
+    AdvisoryLock: `WITH clock AS (SELECT now() AS now), ${EPOCH_CTE(s)}
+      SELECT pg_advisory_lock(hashtextextended($1, 0)) FROM clock, epoch
+      WHERE ${QUARANTINE_GATE(s, 'true')}`,
     AdvisoryUnlock: 'SELECT pg_advisory_unlock(hashtextextended($1, 0)) AS unlocked',
 
     // $1 backend pid of a connection waiting in a lock queue

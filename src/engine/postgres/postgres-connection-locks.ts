@@ -97,7 +97,9 @@ export class PostgresConnectionLocks {
     const key = this.advisoryKey(p.name);
     const conn = await LockConnection.open(this.ctx, 'AdvisoryTryLock');
     try {
-      const [row] = await conn.query<{ locked: boolean }>(this.sql.AdvisoryTryLock, [key]);
+      const [row] = await withEpoch(this.ctx, 'AdvisoryTryLock', () =>
+        conn.query<{ locked: boolean }>(this.sql.AdvisoryTryLock, [key]),
+      );
       if (!row?.locked) {
         conn.close();
         return null;
@@ -116,7 +118,9 @@ export class PostgresConnectionLocks {
     const conn = await this.openForWait('AdvisoryLock');
     await this.waitCancellably(
       conn,
-      conn.query(this.sql.AdvisoryLock, [key], { wait: true }),
+      withEpoch(this.ctx, 'AdvisoryLock', () =>
+        conn.query(this.sql.AdvisoryLock, [key], { wait: true }),
+      ),
       p.signal,
       'AdvisoryLock',
     );
