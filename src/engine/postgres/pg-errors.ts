@@ -35,7 +35,7 @@ const WRONG_SERVER_SQLSTATES = new Set(['25006', '57P01', '57P02', '57P03']);
 /** The same, recognised by message when a wrapper lost the SQLSTATE. */
 const WRONG_SERVER_MESSAGES = [
   /the database system is (shutting down|in recovery|starting up|not yet accepting connections)/i,
-  /cannot execute \S+( \S+)* (in a read-only transaction|during recovery)/i,
+  /cannot execute .{1,80} (in a read-only transaction|during recovery)/i,
 ];
 /** What leaves a connection in an unknown state: it cannot be trusted with another statement. */
 const IN_DOUBT_MESSAGES = [/Query read timeout/i, /Connection terminated/i, /connection error/i];
