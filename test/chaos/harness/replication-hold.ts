@@ -1,0 +1,54 @@
+/**
+ * The standby-lag fault: replication from the primary held back while clients keep committing.
+ * The primary's WAL senders are stopped (SIGSTOP; everything runs on this machine, as root or
+ * as the owner of the cluster): nothing more reaches the standby, while the primary goes on
+ * writing WAL to its own disk. Under asynchronous replication commits are acknowledged
+ * meanwhile, and a failover before the senders resume loses them; under synchronous
+ * replication commits wait for the standby instead (nothing is acknowledged that it lacks).
+ *
+ * Why the sender and not the receiver, or a proxy on the replication connection: a stopped
+ * receiver leaves what was sent in the kernel's socket buffers, which a killed primary's kernel
+ * still delivers (megabytes on loopback), so how much is lost would depend on buffer sizes; and
+ * Patroni builds the standby's `primary_conninfo` from the leader's own address, so a proxy
+ * would need the cluster's configuration changed. A stopped sender holds back everything after
+ * the moment it stopped, which is what a congested or distant replication link does.
+ */
+import type pg from 'pg';
+
+export interface ReplicationHold {
+  /** The WAL sender processes held (their pids). */
+  readonly senders: readonly number[];
+  /** Lets replication go on (SIGCONT): the standby catches up. */
+  release(): void;
+  /**
+   * Kills the held senders (SIGKILL) so that not one more byte of WAL leaves the primary before
+   * it is killed itself: the failover then starts from exactly what the standby had.
+   */
+  cut(): void;
+}
+
+/** Stops every WAL sender of the primary `primary` is connected to. */
+export async function holdReplication(primary: pg.Pool): Promise<ReplicationHold> {
+  const { rows } = await primary.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_replication WHERE pid IS NOT NULL`,
+  );
+  const senders = rows.map((r) => r.pid);
+  const signal = (name: NodeJS.Signals): void => {
+    for (const pid of senders) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // Gone already (the primary was killed, or the sender restarted).
+      }
+    }
+  };
+  signal('SIGSTOP');
+  return {
+    senders,
+    release: () => signal('SIGCONT'),
+    cut: () => {
+      signal('SIGKILL');
+      signal('SIGCONT');
+    },
+  };
+}
