@@ -27,9 +27,10 @@ function findTests(dir: string): string[] {
 const files = findTests(join(root, 'test'))
   .map((f) => relative(root, f))
   // The scale-out tests (test/scale/) start a dozen processes: `npm run test:scale` runs them.
+  // The HA tests (test/ha/) start a Patroni cluster each: `npm run test:ha` runs them.
   .filter((f) =>
     filters.length === 0
-      ? !f.startsWith('test/scale/')
+      ? !f.startsWith('test/scale/') && !f.startsWith('test/ha/')
       : filters.some((needle) => f.includes(needle)),
   )
   .sort();
@@ -74,14 +75,17 @@ const isProcessTest = (f: string): boolean =>
     'test/scale/',
     'test/chaos/',
     'test/crash/',
+    'test/ha/',
     'test/integration/migrate-concurrent',
   ].some((prefix) => f.startsWith(prefix));
 // The demo tests start seven processes each (one also its own embedded cluster), and the
 // concurrent migrate starts ten at once: beside each other (or beside anything heavy) each
 // slows the other down, which failed the demo twice in one day when it still bounded its
 // start-up at 15 s. They run last, one at a time.
+// The HA tests each run a Patroni cluster (etcd, two PostgreSQL, haproxy) and time failovers:
+// also one at a time.
 const isStartupTimed = (f: string): boolean =>
-  ['test/processes/demo', 'test/integration/migrate-concurrent'].some((prefix) =>
+  ['test/processes/demo', 'test/integration/migrate-concurrent', 'test/ha/'].some((prefix) =>
     f.startsWith(prefix),
   );
 const phases = [
