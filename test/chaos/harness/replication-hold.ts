@@ -18,13 +18,8 @@ import type pg from 'pg';
 export interface ReplicationHold {
   /** The WAL sender processes held (their pids). */
   readonly senders: readonly number[];
-  /** Lets replication go on (SIGCONT): the standby catches up. */
+  /** Lets replication go on (SIGCONT): the standby catches up. Harmless once they are gone. */
   release(): void;
-  /**
-   * Kills the held senders (SIGKILL) so that not one more byte of WAL leaves the primary before
-   * it is killed itself: the failover then starts from exactly what the standby had.
-   */
-  cut(): void;
 }
 
 /** Stops every WAL sender of the primary `primary` is connected to. */
@@ -46,9 +41,5 @@ export async function holdReplication(primary: pg.Pool): Promise<ReplicationHold
   return {
     senders,
     release: () => signal('SIGCONT'),
-    cut: () => {
-      signal('SIGKILL');
-      signal('SIGCONT');
-    },
   };
 }

@@ -87,13 +87,14 @@ const SETTLE_MS = 20_000;
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const log = options.log ?? (() => {});
   const random = seededRandom(options.seed);
-  // Until test/support/ha-cluster.ts is merged (decision 0226) a failover run cannot start.
-  if (options.failover)
-    throw new Error(
-      'a failover run needs the HA cluster (test/support/ha-cluster.ts), not merged yet',
-    );
-  const cluster: FailoverCluster | undefined = undefined as FailoverCluster | undefined;
-  const database: ChaosDatabase = await openChaosDatabase(options.databaseUrl);
+  let cluster: FailoverCluster | undefined;
+  let database: ChaosDatabase;
+  if (options.failover) {
+    // Loaded only for a failover run: the normal run needs none of the HA tooling.
+    const { openFailoverCluster } = await import('./ha-failover-cluster.js');
+    cluster = await openFailoverCluster(options.failover, log);
+    database = cluster.database;
+  } else database = await openChaosDatabase(options.databaseUrl);
   const schema = `chaos_${options.seed}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Pool({
     connectionString: database.url,
