@@ -14,6 +14,7 @@ import { randomSeed } from '../test/chaos/random.js';
 import { runChaos } from '../test/chaos/harness/run-chaos.js';
 import {
   failoverLines,
+  promotionCount,
   saveHistory,
   summaryLine,
   violationLines,
@@ -88,6 +89,11 @@ if (result.violations.length > 0) {
   console.log(
     `replay: npm run chaos -- --seed ${seed} --duration ${values.duration} --variant ${values.variant} --volume ${volume}${failover ? ` --failover ${failover}` : ''}`,
   );
+  process.exit(1);
+}
+// A failover run in which no standby was promoted proved nothing about failovers.
+if (failover && promotionCount(result) === 0) {
+  console.log('no failover or switchover promoted the standby: the run does not count');
   process.exit(1);
 }
 process.exit(0);

@@ -22,8 +22,8 @@ export interface FailoverCluster {
   /**
    * Kills the primary (failover) or asks Patroni to hand over (switchover), and resolves once
    * the standby is the primary, writes go through haproxy again and the old primary is back as
-   * a streaming standby. With `duringLag` (a failover only), the WAL senders stay stopped until
-   * they die with the primary, so the standby is promoted with only what it had received.
+   * a streaming standby. With `duringLag` (a failover only), the held WAL senders are killed
+   * just before the primary, so the standby is promoted with only what it had received.
    */
   promote(
     kind: 'failover' | 'switchover',

@@ -89,7 +89,7 @@ export async function injectFault(tools: FaultTools, fault: PlannedFault): Promi
       if (!cluster) return record({ skipped: 'not a failover run' });
       const promotion = await cluster.promote(fault.type).catch((error: Error) => error);
       if (promotion instanceof Error)
-        return record({ detail: `no promotion: ${promotion.message}` });
+        return record({ detail: `no promotion: ${firstLine(promotion)}` });
       return record({ promotion, detail: cluster.describe(promotion) });
     }
     case 'standby-lag': {
@@ -112,7 +112,7 @@ export async function injectFault(tools: FaultTools, fault: PlannedFault): Promi
         .catch((error: Error) => error);
       if (promotion instanceof Error)
         return record({
-          detail: `held ${fault.durationMs} ms, then no promotion: ${promotion.message}`,
+          detail: `held ${fault.durationMs} ms, then no promotion: ${firstLine(promotion)}`,
         });
       return record({
         promotion,
@@ -120,4 +120,9 @@ export async function injectFault(tools: FaultTools, fault: PlannedFault): Promi
       });
     }
   }
+}
+
+/** ha-cluster.ts appends the cluster's last log lines to its errors: the record keeps the first. */
+function firstLine(error: Error): string {
+  return error.message.split('\n')[0]!;
 }

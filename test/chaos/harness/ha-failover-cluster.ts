@@ -77,8 +77,9 @@ export async function openFailoverCluster(
             healthyAfterMs: Math.round(wallNow() - at),
           };
         }
-        // The held WAL senders die with the primary's process group: the standby is promoted
-        // with what it had when they were stopped.
+        // The held WAL senders die just before the primary: the standby is promoted with what
+        // it had when they were stopped.
+        duringLag?.cut();
         const report = await ha.failover().catch(async (error: unknown) => {
           // Not promoted: start the killed member again so the run goes on with a primary.
           const back = await ha.primary();

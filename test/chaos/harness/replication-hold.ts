@@ -20,6 +20,15 @@ export interface ReplicationHold {
   readonly senders: readonly number[];
   /** Lets replication go on (SIGCONT): the standby catches up. Harmless once they are gone. */
   release(): void;
+  /**
+   * Kills the held senders (SIGKILL), for a failover while replication is held: not one more
+   * byte of WAL leaves the primary. PostgreSQL's backends are each in their own session, so
+   * killing the postmaster's process group does not reach them, and a stopped sender would
+   * never notice its postmaster died; and resumed, it could still send some WAL first. (The
+   * postmaster takes a killed child for a crash and restarts its backends: the primary is about
+   * to be killed anyway.)
+   */
+  cut(): void;
 }
 
 /** Stops every WAL sender of the primary `primary` is connected to. */
@@ -41,5 +50,9 @@ export async function holdReplication(primary: pg.Pool): Promise<ReplicationHold
   return {
     senders,
     release: () => signal('SIGCONT'),
+    cut: () => {
+      signal('SIGKILL');
+      signal('SIGCONT');
+    },
   };
 }

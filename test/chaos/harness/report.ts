@@ -57,12 +57,17 @@ export function failoverLines(result: ChaosResult): string[] {
           : `, ${p.from} streaming again after ${p.healthyAfterMs} ms`) +
         (p.duringLag ? ' (replication held back)' : ''),
     );
-  const unavailable = promotions.map((p) => p.unavailableMs).sort((a, b) => a - b);
-  if (unavailable.length > 0)
-    lines.push(
-      `writes refused per promotion: median ${unavailable[Math.floor(unavailable.length / 2)]} ms, ` +
-        `max ${unavailable[unavailable.length - 1]} ms`,
-    );
+  for (const kind of ['failover', 'switchover'] as const) {
+    const refused = promotions
+      .filter((p) => p.kind === kind)
+      .map((p) => p.unavailableMs)
+      .sort((a, b) => a - b);
+    if (refused.length > 0)
+      lines.push(
+        `writes refused per ${kind}: ${refused.length} of them, min ${refused[0]} ms, ` +
+          `median ${refused[Math.floor((refused.length - 1) / 2)]} ms, max ${refused[refused.length - 1]} ms`,
+      );
+  }
   const losses = result.losses;
   lines.push(
     `acknowledged, then lost: ${losses.length}` +
