@@ -32,6 +32,8 @@ export interface PlanOptions {
   weights?: Partial<Record<FaultType, number>>;
   /** Added latency per chunk for proxy-latency, drawn in [min, max]; default [100, 800]. */
   latencyMs?: readonly [number, number];
+  /** Share of standby-lag faults that end in a failover (default 0.5). */
+  lagFailoverChance?: number;
 }
 
 const DEFAULT_WEIGHTS: Record<FaultType, number> = {
@@ -108,7 +110,7 @@ function describe(
         type,
         target,
         durationMs: Math.round(random.between(2_000, 6_000)),
-        thenFailover: random.chance(0.5),
+        thenFailover: random.chance(options.lagFailoverChance ?? 0.5),
       };
     default:
       return { type, target, durationMs: 0 };

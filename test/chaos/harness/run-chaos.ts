@@ -53,6 +53,8 @@ export interface ChaosOptions {
    * of one embedded server: the failover, switchover and standby-lag faults need it.
    */
   failover?: ReplicationMode;
+  /** Share of standby-lag faults that end in a failover while replication is held (default 0.5). */
+  lagFailoverChance?: number;
   /** Milliseconds between two enqueue calls. */
   jobEveryMs?: number;
   /** Jobs per enqueue call (default 1). */
@@ -208,6 +210,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       freezeMs: [LEASE.ttlMs + 300, LEASE.ttlMs + 1_800],
       weights: options.faultWeights,
       latencyMs: options.latencyMs,
+      lagFailoverChance: options.lagFailoverChance,
     });
     const started = Date.now();
     for (const [index, fault] of plan.entries()) {
