@@ -97,6 +97,21 @@ describe('acknowledged, then lost, across failovers', () => {
     assert.equal(verdict.losses.length, 1);
   });
 
+  it('a loss from before the standby can have been behind stays a violation', () => {
+    // Job 1 was acknowledged at t=100: 5.9 s before a plain failover, or 0.9 s before the hold.
+    const plain = lossyHistory('async', [promotion('failover', 6_000)]);
+    assert.deepEqual(
+      explainFailoverLosses(plain, checkHistory(plain)).violations.map((v) => v.message),
+      ['job 1 was acknowledged as enqueued but does not exist'],
+    );
+    const held = lossyHistory('async', [
+      { ...promotion('failover', 6_000), duringLag: true, heldSince: 1_000 },
+    ]);
+    const verdict = explainFailoverLosses(held, checkHistory(held));
+    assert.deepEqual(verdict.violations, []);
+    assert.match(verdict.losses[0]!.explanation, /replication held back by standby-lag/);
+  });
+
   it('token order and overlap are never explained away', () => {
     const history = {
       ...historyOf(

@@ -210,6 +210,8 @@ export interface PromotionRecord {
   healthyAfterMs?: number;
   /** Replication was held back (standby-lag) when the primary was killed. */
   duringLag?: boolean;
+  /** With `duringLag`: when the WAL senders were stopped (wall). */
+  heldSince?: number;
 }
 
 /** A fault the harness injected, with the wall-clock window during which it was in force. */

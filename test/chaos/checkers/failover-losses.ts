@@ -13,8 +13,11 @@
  * - only in an asynchronous run, and only for an unplanned failover: a switchover stops the old
  *   primary cleanly, which sends the standby everything first, so a loss there stays a violation;
  * - only when the acknowledgement came after the previous promotion (on the primary that was then
- *   killed) and no later than one second after the kill (an answer already on its way back
- *   through the proxies when the postmaster died).
+ *   killed), no later than one second after the kill (an answer already on its way back through
+ *   the proxies when the postmaster died), and no earlier than the standby can have been behind:
+ *   one second before replication was held back, for a failover during standby-lag, or five
+ *   seconds before the kill otherwise (streaming on one machine keeps the standby milliseconds
+ *   behind; five seconds leaves room for a starved machine). An older loss stays a violation.
  *
  * Token order and overlap never carry `ackedAt`: they must hold in both modes, which is what the
  * epoch in the tokens and the quarantine after a new epoch are for.
@@ -23,6 +26,9 @@ import type { ExplainedLoss, History, PromotionRecord, Violation } from '../hist
 
 /** How long after the kill an acknowledgement may still have come from the killed primary. */
 const IN_FLIGHT_MS = 1_000;
+/** How far behind an unheld standby may be, and how far before a hold it may already have been. */
+const STREAMING_BEHIND_MS = 5_000;
+const BEHIND_AT_HOLD_MS = 1_000;
 
 export interface LossVerdict {
   violations: Violation[];
@@ -64,7 +70,10 @@ function promotionLosing(promotions: readonly PromotionRecord[], ackedAt: number
   for (const [i, p] of promotions.entries()) {
     const previous = promotions[i - 1];
     if (previous && ackedAt <= previous.at) continue;
-    if (ackedAt <= p.at + IN_FLIGHT_MS) return i;
+    if (ackedAt > p.at + IN_FLIGHT_MS) continue;
+    const behindSince =
+      p.heldSince !== undefined ? p.heldSince - BEHIND_AT_HOLD_MS : p.at - STREAMING_BEHIND_MS;
+    return ackedAt >= behindSince ? i : -1;
   }
   return -1;
 }

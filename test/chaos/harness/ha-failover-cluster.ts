@@ -95,7 +95,7 @@ export async function openFailoverCluster(
           timeline: await ha.timeline(),
           unavailableMs: report.writableMs,
           ...(report.rejoinedMs === undefined ? {} : { healthyAfterMs: report.rejoinedMs }),
-          ...(duringLag ? { duringLag: true } : {}),
+          ...(duringLag ? { duringLag: true, heldSince: duringLag.since } : {}),
         };
       } finally {
         duringLag?.release();

@@ -14,10 +14,13 @@
  * the moment it stopped, which is what a congested or distant replication link does.
  */
 import type pg from 'pg';
+import { wallNow } from '../wall-clock.js';
 
 export interface ReplicationHold {
   /** The WAL sender processes held (their pids). */
   readonly senders: readonly number[];
+  /** When they were stopped (wall). */
+  readonly since: number;
   /** Lets replication go on (SIGCONT): the standby catches up. Harmless once they are gone. */
   release(): void;
   /**
@@ -49,6 +52,7 @@ export async function holdReplication(primary: pg.Pool): Promise<ReplicationHold
   signal('SIGSTOP');
   return {
     senders,
+    since: wallNow(),
     release: () => signal('SIGCONT'),
     cut: () => {
       signal('SIGKILL');
