@@ -31,7 +31,7 @@
  * `haClusterAvailable()` and `haSkip()`.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
@@ -56,7 +56,8 @@ export interface HaClusterOptions {
   strict?: boolean;
   /** Extra environment of one member's Patroni (and so of its PostgreSQL), e.g. faketime. */
   memberEnv?: Partial<Record<MemberName, Record<string, string>>>;
-  /** Receives every log line of etcd, Patroni and haproxy, prefixed with the process name. */
+  /** Receives every log line of etcd, Patroni (with its PostgreSQL) and haproxy, prefixed with
+   *  the member or process name. LEASEHOLD_HA_LOG=<file> appends them to a file as well. */
   onLog?: (line: string) => void;
 }
 
@@ -141,7 +142,12 @@ export async function startHaCluster(options: HaClusterOptions): Promise<HaClust
       'the HA cluster needs the Debian packages patroni, etcd-server, haproxy and postgresql',
     );
   const started = Date.now();
-  const onLog = options.onLog ?? (() => {});
+  // LEASEHOLD_HA_LOG=<file>: every line of every cluster process is appended there too.
+  const logFile = process.env.LEASEHOLD_HA_LOG;
+  const onLog = (line: string): void => {
+    options.onLog?.(line);
+    if (logFile) appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`);
+  };
   const recent: string[] = [];
   const log = (line: string): void => {
     recent.push(line);

@@ -9,7 +9,7 @@ import type { Clock } from '../../core/clock.js';
 import { ClosedError } from '../../core/errors.js';
 import type { CallerTransaction } from '../engine.js';
 import type { ConnectionTiming } from './connection-timing.js';
-import { isConnectionInDoubt, mapPgError } from './pg-errors.js';
+import { isConnectionInDoubt, isWrongServer, mapPgError } from './pg-errors.js';
 import { QUERY_TYPES } from './timestamp-parser.js';
 
 /** PostgreSQL's NAMEDATALEN - 1; schema names are ASCII (validated), so bytes are characters. */
@@ -133,6 +133,11 @@ export class PgContext {
         // ROLLBACK would only wait for the same answer. Drop the connection instead; the server
         // rolls the transaction back when it sees it go.
         destroyConnection(client);
+        client.release(error as Error);
+      } else if (isWrongServer(error)) {
+        // A standby or a server on its way down (a failover): ROLLBACK would succeed and hand
+        // the pool a connection that can never write again. Drop it; the next connection goes
+        // through the proxy or DNS name to the new primary.
         client.release(error as Error);
       } else {
         // A ROLLBACK that fails (or times out) leaves the connection in doubt too.

@@ -78,17 +78,28 @@ export class LockConnection {
       await client.connect();
       const keepalive = lockSessionKeepalive(ctx.timing);
       const [row] = (
-        await client.query<{ pid: number; started: string }>(
+        await client.query<{ pid: number; started: string; standby: boolean }>(
           bounded(
             `SELECT set_config('tcp_keepalives_idle', $1, false),
                     set_config('tcp_keepalives_interval', $2, false),
                     set_config('tcp_keepalives_count', $3, false),
-                    pg_backend_pid() AS pid, pg_postmaster_start_time()::text AS started`,
+                    pg_backend_pid() AS pid, pg_postmaster_start_time()::text AS started,
+                    pg_is_in_recovery() AS standby`,
             [`${keepalive.idleS}s`, `${keepalive.intervalS}s`, String(keepalive.count)],
             ctx.timing.queryTimeoutMs,
           ),
         )
       ).rows;
+      // A standby grants advisory locks of its own, unseen by the primary and by every other
+      // standby: a lock taken there excludes nobody. Reached during a failover (a proxy still
+      // routing to a demoted primary, a DNS name not yet moved), it is an outage: unavailable,
+      // and the caller's retry connects again (decision 0224).
+      if (row!.standby)
+        throw new UnavailableError(
+          `${operation}: database unavailable (the connection reached a standby, in recovery)`,
+          undefined,
+          { reason: 'standby' },
+        );
       return new LockConnection(client, ctx, { pid: row!.pid, startedAt: row!.started });
     } catch (error) {
       destroyConnection(client);

@@ -24,6 +24,19 @@ const CONNECTION_MESSAGES = [
   // The client's query_timeout: the server did not answer in time (silent, or overloaded).
   /Query read timeout/i,
 ];
+/**
+ * A statement that reached a server that cannot take it now, after a failover or during one: a
+ * standby or a primary being demoted (25006, read-only: "cannot execute ... in a read-only
+ * transaction / during recovery"), or a server shutting down, restarting or in recovery
+ * (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now). The connection points
+ * at the wrong server: it must not serve another statement (decision 0224).
+ */
+const WRONG_SERVER_SQLSTATES = new Set(['25006', '57P01', '57P02', '57P03']);
+/** The same, recognised by message when a wrapper lost the SQLSTATE. */
+const WRONG_SERVER_MESSAGES = [
+  /the database system is (shutting down|in recovery|starting up|not yet accepting connections)/i,
+  /cannot execute \S+( \S+)* (in a read-only transaction|during recovery)/i,
+];
 /** What leaves a connection in an unknown state: it cannot be trusted with another statement. */
 const IN_DOUBT_MESSAGES = [/Query read timeout/i, /Connection terminated/i, /connection error/i];
 
@@ -62,7 +75,8 @@ export function mapPgError(error: unknown, operation: string): LeaseholdError {
     NETWORK_CODES.has(code) ||
     UNAVAILABLE_SQLSTATES.has(code) ||
     UNAVAILABLE_SQLSTATE_PREFIXES.some((p) => code.startsWith(p)) ||
-    CONNECTION_MESSAGES.some((re) => re.test(message))
+    CONNECTION_MESSAGES.some((re) => re.test(message)) ||
+    WRONG_SERVER_MESSAGES.some((re) => re.test(message))
   ) {
     if (outcomeKnown(error))
       return new UnavailableError(`${operation}: database unavailable (${code || message})`, error);
@@ -95,4 +109,22 @@ export function isConnectionInDoubt(error: unknown): boolean {
     code.startsWith('08') ||
     IN_DOUBT_MESSAGES.some((re) => re.test(message))
   );
+}
+
+/**
+ * True when `error` says the statement reached a server that cannot take writes now: a standby,
+ * a primary being demoted, or a server shutting down or in recovery (a failover under way).
+ * Mapped to `unavailable` like any outage; the connection must be discarded, since through a
+ * proxy or a DNS name the next connection reaches the new primary and this one never will.
+ */
+export function isWrongServer(error: unknown): boolean {
+  const err = error as { code?: string; message?: string };
+  const code = typeof err?.code === 'string' ? err.code : '';
+  const message = typeof err?.message === 'string' ? err.message : '';
+  return WRONG_SERVER_SQLSTATES.has(code) || WRONG_SERVER_MESSAGES.some((re) => re.test(message));
+}
+
+/** Whether the connection that raised `error` must be dropped rather than given back to a pool. */
+export function mustDiscardConnection(error: unknown): boolean {
+  return isConnectionInDoubt(error) || isWrongServer(error);
 }
