@@ -36,9 +36,12 @@ export interface ReplicationHold {
 
 /** Stops every WAL sender of the primary `primary` is connected to. */
 export async function holdReplication(primary: pg.Pool): Promise<ReplicationHold> {
-  const { rows } = await primary.query<{ pid: number }>(
-    `SELECT pid FROM pg_stat_replication WHERE pid IS NOT NULL`,
-  );
+  const listSenders = `SELECT pid FROM pg_stat_replication WHERE pid IS NOT NULL`;
+  // Once more on a failure: an idle connection of the pool may lead to a server the last
+  // promotion restarted.
+  const { rows } = await primary
+    .query<{ pid: number }>(listSenders)
+    .catch(() => primary.query<{ pid: number }>(listSenders));
   const senders = rows.map((r) => r.pid);
   const signal = (name: NodeJS.Signals): void => {
     for (const pid of senders) {
