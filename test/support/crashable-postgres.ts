@@ -20,12 +20,16 @@
  *
  * Connections open at the crash break; callers reconnect after `restart()` (a pg.Pool does so
  * by itself once the failed clients are discarded).
+ *
+ * `runCrashablePostgres()` gives the same control over a data directory that already holds a
+ * cluster (a copy made for a standby, test/support/promotable-standby.ts); `env` adds to the
+ * postmaster's environment (e.g. `LD_PRELOAD` of libfaketime to run its clock offset).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { embeddedConnectionString, freePort } from '../../src/embedded/embedded-postgres.js';
 
@@ -51,6 +55,8 @@ export interface CrashablePostgresOptions {
   settings?: Record<string, string | number>;
   /** Receives the server's log lines (stderr); silent by default. */
   onLog?: (line: string) => void;
+  /** Extra environment variables for the postmaster and its children (e.g. libfaketime's). */
+  env?: Record<string, string>;
 }
 
 const DURABLE = { fsync: 'on', synchronous_commit: 'on', full_page_writes: 'on' } as const;
@@ -58,9 +64,7 @@ const DURABLE = { fsync: 'on', synchronous_commit: 'on', full_page_writes: 'on' 
 export async function startCrashablePostgres(
   options: CrashablePostgresOptions = {},
 ): Promise<CrashablePostgres> {
-  const scratch = await mkdtemp(join(tmpdir(), 'leasehold-crash-pg-'));
-  // The server runs as the unprivileged `postgres` user, which must be able to enter the directory.
-  await chmod(scratch, 0o755);
+  const scratch = await makeScratch();
   const dataDir = join(scratch, 'data');
   const port = await freePort();
   const onLog = options.onLog ?? (() => {});
@@ -77,10 +81,45 @@ export async function startCrashablePostgres(
     onLog,
     onError: (error: unknown) => onLog(String(error)),
   }).initialise();
+  return runCrashablePostgres({ scratch, dataDir, port, ...options });
+}
+
+/**
+ * A scratch directory the unprivileged `postgres` user can enter; `stop()` of a server started
+ * in it removes it.
+ */
+export async function makeScratch(): Promise<string> {
+  const scratch = await mkdtemp(join(tmpdir(), 'leasehold-crash-pg-'));
+  // The server runs as the unprivileged `postgres` user, which must be able to enter the directory.
+  await chmod(scratch, 0o755);
+  return scratch;
+}
+
+/** The embedded-postgres binaries' directory (postgres, pg_ctl, initdb). */
+export async function embeddedBinDir(): Promise<string> {
   const binaries = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as {
     postgres: string;
   };
-  const ids = userInfo().uid === 0 ? await postgresUserIds() : {};
+  return dirname(binaries.postgres);
+}
+
+/** The uid/gid the server runs as: the `postgres` user when the tests run as root. */
+export async function serverUserIds(): Promise<{ uid?: number; gid?: number }> {
+  return userInfo().uid === 0 ? postgresUserIds() : {};
+}
+
+/**
+ * Runs (and lets a test crash) a server on `dataDir`, which already holds a cluster; `stop()`
+ * removes `scratch`, which should contain `dataDir`.
+ */
+export async function runCrashablePostgres(
+  options: CrashablePostgresOptions & { scratch: string; dataDir: string; port: number },
+): Promise<CrashablePostgres> {
+  const { scratch, dataDir, port } = options;
+  const onLog = options.onLog ?? (() => {});
+  const postgresBinary = join(await embeddedBinDir(), 'postgres');
+  const ids = await serverUserIds();
+  const env = options.env ? { ...process.env, ...options.env } : process.env;
   const settings: Record<string, string | number> = {
     listen_addresses: '127.0.0.1',
     unix_socket_directories: '',
@@ -97,8 +136,9 @@ export async function startCrashablePostgres(
   process.once('exit', killOnExit);
 
   const start = async (): Promise<void> => {
-    const child = spawn(binaries.postgres, ['-D', dataDir, '-p', String(port), ...flags], {
+    const child = spawn(postgresBinary, ['-D', dataDir, '-p', String(port), ...flags], {
       ...ids,
+      env,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     postmaster = child;
@@ -109,7 +149,8 @@ export async function startCrashablePostgres(
       child.stderr?.on('data', (chunk: string) => {
         onLog(chunk);
         log += chunk;
-        if (log.includes('database system is ready to accept connections')) resolve();
+        // A hot standby says "ready to accept read-only connections".
+        if (/database system is ready to accept (read-only )?connections/.test(log)) resolve();
       });
       child.once('exit', (code, signal) =>
         reject(

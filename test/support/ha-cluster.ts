@@ -54,7 +54,11 @@ export interface HaClusterOptions {
   synchronous: boolean;
   /** Patroni `synchronous_mode_strict`: no commit at all without a sync standby. Default false. */
   strict?: boolean;
-  /** Extra environment of one member's Patroni (and so of its PostgreSQL), e.g. faketime. */
+  /**
+   * Extra environment of one member's Patroni (and so of its PostgreSQL), e.g. a clock 30 s
+   * ahead: `{ m2: { LD_PRELOAD: LIBFAKETIME, FAKETIME: '+30s' } }` (checked: m2's now() is 30 s
+   * ahead, before and after it is promoted).
+   */
   memberEnv?: Partial<Record<MemberName, Record<string, string>>>;
   /** Receives every log line of etcd, Patroni (with its PostgreSQL) and haproxy, prefixed with
    *  the member or process name. LEASEHOLD_HA_LOG=<file> appends them to a file as well. */

@@ -15,6 +15,7 @@
  */
 import { JOBS_TOPIC } from '../jobs.js';
 import { DURABLE_CLOCK } from './durable-commit.js';
+import { EPOCH_CTE, NEXT_TERM, QUARANTINE_GATE } from './epoch-sql.js';
 
 /** The jobs columns a Job is mapped from (job-rows.ts), in the order statements return them. */
 export const JOB_COLUMNS = [
@@ -167,12 +168,13 @@ export function jobQueries(s: string): JobQueries {
     //
     // With several queues each queue's scan may lock up to `limit` rows; the extra ones are
     // unlocked at the statement's commit, microseconds later.
-    JobClaimBatch: `${DURABLE_CLOCK('$5')},
+    JobClaimBatch: `${DURABLE_CLOCK('$5')}, ${EPOCH_CTE(s)},
+      gate AS (SELECT ${QUARANTINE_GATE(s, 'true')} AS open FROM clock, epoch),
       picked AS (
         SELECT c.id FROM unnest((SELECT $1::text[])) AS q(queue)
         CROSS JOIN LATERAL (
           SELECT j.id, j.priority, j.available_at FROM ${s}.jobs j
-          WHERE j.queue = q.queue AND j.status = 'pending'
+          WHERE (SELECT open FROM gate) AND j.queue = q.queue AND j.status = 'pending'
             AND j.available_at <= (SELECT now FROM clock)
             AND (j.partition_key IS NULL OR (
               NOT EXISTS (SELECT 1 FROM ${s}.jobs o
@@ -194,7 +196,7 @@ export function jobQueries(s: string): JobQueries {
           claimed_by       = $2,
           claimed_at       = clock.now,
           lease_expires_at = clock.now + $4::float8 ${MS},
-          generation       = j.generation + 1,
+          generation       = ${NEXT_TERM('j.generation')},
           attempts         = j.attempts + 1,
           updated_at       = clock.now
         FROM clock

@@ -5,6 +5,7 @@
  */
 import type { LeaseListFilter } from '../../core/types.js';
 import { DURABLE_CLOCK } from './durable-commit.js';
+import { EPOCH_CTE, FIRST_TERM, NEXT_TERM, QUARANTINE_GATE } from './epoch-sql.js';
 
 export const LEASE_COLUMNS =
   'l.id, l.resource, l.holder, l.token, l.metadata, l.ttl_ms, l.renew_count, l.created_at, l.acquired_at, l.renewed_at, l.released_at, l.expires_at';
@@ -68,8 +69,13 @@ export function leaseQueries(s: string): LeaseQueries {
       WHERE ${predicate} AND ($3::text IS NULL OR starts_with(l.resource, $3::text))
       ORDER BY l.id LIMIT $1 OFFSET $2`;
   }
+  // Whether acquiring `resource` for `holder` starts a new term (anything but its live holder
+  // re-acquiring): only then does a failover quarantine refuse it (decision 0225).
+  const grantsNewTerm = (resource: string, holder: string): string =>
+    `NOT EXISTS (SELECT 1 FROM ${s}.leases h WHERE h.resource = ${resource} AND h.holder = ${holder}
+       AND h.released_at IS NULL AND h.expires_at > clock.now)`;
   const acquireConflict = `ON CONFLICT (resource) DO UPDATE SET
-        token       = CASE WHEN ${liveSameHolder} THEN l.token ELSE l.token + 1 END,
+        token       = CASE WHEN ${liveSameHolder} THEN l.token ELSE ${NEXT_TERM('l.token')} END,
         acquired_at = CASE WHEN ${liveSameHolder} THEN l.acquired_at
                            ELSE greatest(excluded.acquired_at, l.released_at) END,
         renewed_at  = CASE WHEN ${liveSameHolder} THEN excluded.acquired_at ELSE NULL END,
@@ -79,7 +85,8 @@ export function leaseQueries(s: string): LeaseQueries {
         ttl_ms      = excluded.ttl_ms,
         released_at = NULL,
         expires_at  = excluded.expires_at
-      WHERE l.released_at IS NOT NULL OR l.expires_at <= excluded.acquired_at OR l.holder = excluded.holder
+      WHERE (l.released_at IS NOT NULL OR l.expires_at <= excluded.acquired_at OR l.holder = excluded.holder)
+        AND (${liveSameHolder} OR excluded.acquired_at >= (SELECT quarantine_until FROM epoch))
       RETURNING ${LEASE_COLUMNS}, (SELECT now FROM clock) AS db_now,
         ${STATE('(SELECT now FROM clock)')}`;
   const returning = `RETURNING ${LEASE_COLUMNS}, clock.now AS db_now, ${STATE('clock.now')}`;
@@ -89,10 +96,11 @@ export function leaseQueries(s: string): LeaseQueries {
     // start, so an acquire that waited on the row lock of a concurrent release began before that
     // release's released_at and would otherwise appear to overlap it by the wait. (No SQL
     // comments inside statements: the benchmark runs them through pgbench on one line.)
-    LeaseAcquire: `${DURABLE_CLOCK('$5')}
+    LeaseAcquire: `${DURABLE_CLOCK('$5')}, ${EPOCH_CTE(s)}
       INSERT INTO ${s}.leases AS l (resource, holder, token, metadata, ttl_ms, created_at, acquired_at, expires_at)
-      SELECT $1, $2, 1, $4::jsonb, $3::integer, clock.now, clock.now, clock.now + $3::integer * interval '1 millisecond'
-      FROM clock
+      SELECT $1, $2, ${FIRST_TERM}, $4::jsonb, $3::integer, clock.now, clock.now, clock.now + $3::integer * interval '1 millisecond'
+      FROM clock, epoch
+      WHERE ${QUARANTINE_GATE(s, grantsNewTerm('$1', '$2'))}
       ${acquireConflict}`,
 
     // $1 resource, $2 holder, $3 token (nullable), $4 ttl_ms, $5 now
@@ -113,10 +121,11 @@ export function leaseQueries(s: string): LeaseQueries {
     // distinct resources (postgres-leases.ts splits repeats into rounds and sorts each round by
     // resource, so two batches lock their rows in the same order). Same guards as above.
     // $1 resources, $2 holders, $3 ttl_ms, $4 metadata (JSON text, nullable), $5 now
-    LeaseAcquireMany: `${DURABLE_CLOCK('$5')}
+    LeaseAcquireMany: `${DURABLE_CLOCK('$5')}, ${EPOCH_CTE(s)}
       INSERT INTO ${s}.leases AS l (resource, holder, token, metadata, ttl_ms, created_at, acquired_at, expires_at)
-      SELECT r.resource, r.holder, 1, r.metadata::jsonb, r.ttl_ms, clock.now, clock.now, clock.now + r.ttl_ms * interval '1 millisecond'
-      FROM clock, unnest($1::text[], $2::text[], $3::integer[], $4::text[]) WITH ORDINALITY AS r(resource, holder, ttl_ms, metadata, i)
+      SELECT r.resource, r.holder, ${FIRST_TERM}, r.metadata::jsonb, r.ttl_ms, clock.now, clock.now, clock.now + r.ttl_ms * interval '1 millisecond'
+      FROM clock, epoch, unnest($1::text[], $2::text[], $3::integer[], $4::text[]) WITH ORDINALITY AS r(resource, holder, ttl_ms, metadata, i)
+      WHERE ${QUARANTINE_GATE(s, grantsNewTerm('r.resource', 'r.holder'))}
       ORDER BY r.i
       ${acquireConflict}`,
 

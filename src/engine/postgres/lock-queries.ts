@@ -5,6 +5,7 @@
  * hand out a token commit durably (DURABLE_CLOCK: a token is never visible before it is durable).
  */
 import { DURABLE_CLOCK, DURABLE_COMMIT } from './durable-commit.js';
+import { EPOCH_CTE, FIRST_TERM, NEXT_TERM, QUARANTINE_GATE } from './epoch-sql.js';
 
 /** Lease-lock rows in the shape of lease rows, so the lease row mapping serves both. */
 const LEASE_LOCK_COLUMNS =
@@ -69,19 +70,28 @@ export function lockQueries(s: string): LockQueries {
     // $1 name. Drawn after the row lock is held, on the pool, in a transaction of its own that
     // commits durably before the holder sees the token: the holding transaction ends with
     // ROLLBACK, and a sequence's WAL is flushed only by a commit (decision 0217).
-    SessionLockToken: `WITH durable AS (SELECT ${DURABLE_COMMIT} AS commit_mode)
+    // The token is the sequence's value above the epoch's floor (decision 0225), and no term
+    // is granted during a failover quarantine.
+    SessionLockToken: `WITH durable AS (SELECT ${DURABLE_COMMIT} AS commit_mode),
+      clock AS (SELECT now() AS now), ${EPOCH_CTE(s)}
       INSERT INTO ${s}.session_lock_terms AS t (name, token, granted_at)
-      SELECT $1, nextval('${s}.session_lock_tokens'), now() FROM durable
+      SELECT $1, epoch.token_floor + nextval('${s}.session_lock_tokens'), now() FROM durable, clock, epoch
+      WHERE ${QUARANTINE_GATE(s, 'true')}
       ON CONFLICT (name) DO UPDATE SET token = excluded.token, granted_at = excluded.granted_at
       RETURNING t.token`,
 
     // $1 name, $2 holder, $3 ttl_ms, $4 quiet_ms, $5 delay_ms, $6 now
-    LeaseLockAcquire: `${DURABLE_CLOCK('$6')}
+    LeaseLockAcquire: `${DURABLE_CLOCK('$6')}, ${EPOCH_CTE(s)}
       INSERT INTO ${s}.lease_locks AS l (name, holder, token, ttl_ms, quiet_ms, delay_ms, created_at, acquired_at, expires_at)
-      SELECT $1, $2, 1, $3::integer, $4::integer, $5::integer, clock.now, clock.now, clock.now + $3::integer ${MS}
-      FROM clock
+      SELECT $1, $2, ${FIRST_TERM}, $3::integer, $4::integer, $5::integer, clock.now, clock.now, clock.now + $3::integer ${MS}
+      FROM clock, epoch
+      WHERE ${QUARANTINE_GATE(
+        s,
+        `NOT EXISTS (SELECT 1 FROM ${s}.lease_locks h WHERE h.name = $1 AND h.holder = $2
+           AND h.released_at IS NULL AND h.expires_at > clock.now)`,
+      )}
       ON CONFLICT (name) DO UPDATE SET
-        token       = CASE WHEN ${liveSameHolder} THEN l.token ELSE l.token + 1 END,
+        token       = CASE WHEN ${liveSameHolder} THEN l.token ELSE ${NEXT_TERM('l.token')} END,
         acquired_at = CASE WHEN ${liveSameHolder} THEN l.acquired_at ELSE excluded.acquired_at END,
         renewed_at  = CASE WHEN ${liveSameHolder} THEN excluded.acquired_at ELSE NULL END,
         renew_count = CASE WHEN ${liveSameHolder} THEN l.renew_count + 1 ELSE 0 END,
@@ -91,7 +101,8 @@ export function lockQueries(s: string): LockQueries {
         delay_ms    = excluded.delay_ms,
         released_at = NULL,
         expires_at  = excluded.expires_at
-      WHERE (${liveSameHolder}) OR ${FREE_AT} <= excluded.acquired_at
+      WHERE (${liveSameHolder})
+        OR (${FREE_AT} <= excluded.acquired_at AND excluded.acquired_at >= (SELECT quarantine_until FROM epoch))
       RETURNING ${LEASE_LOCK_COLUMNS}, (SELECT now FROM clock) AS db_now`,
 
     // $1 name, $2 holder, $3 token, $4 ttl_ms, $5 now
@@ -131,9 +142,12 @@ export function lockQueries(s: string): LockQueries {
       ORDER BY l.name COLLATE "C" LIMIT $2`,
 
     // $1 name, $2 slot, $3 holder, $4 token (nullable), $5 now, $6 next slot (nullable)
-    ScheduleSlotClaim: `${DURABLE_CLOCK('$5')}
+    // A slot is claimed once: during a failover quarantine (decision 0225) a slot whose claim a
+    // lossy promotion may have dropped is not claimed again until the claimer's trust is over.
+    ScheduleSlotClaim: `${DURABLE_CLOCK('$5')}, ${EPOCH_CTE(s)}
       INSERT INTO ${s}.schedule_slots (name, slot, holder, token, claimed_at, next_slot)
-      SELECT $1, $2::timestamptz, $3, $4::bigint, clock.now, $6::timestamptz FROM clock WHERE $2::timestamptz <= clock.now
+      SELECT $1, $2::timestamptz, $3, $4::bigint, clock.now, $6::timestamptz FROM clock, epoch
+      WHERE $2::timestamptz <= clock.now AND ${QUARANTINE_GATE(s, 'true')}
       ON CONFLICT (name, slot) DO NOTHING
       RETURNING ${SLOT_COLUMNS}`,
 

@@ -17,9 +17,11 @@ import {
 } from '../locks.js';
 import type { PgContext } from './context.js';
 import { LockConnection } from './lock-connection.js';
+import { refuseUntrustedConnectionLocks } from './server-flavour.js';
 import type { LockQueries } from './lock-queries.js';
 import { mapPgError } from './pg-errors.js';
 import { toSafeInteger } from './rows.js';
+import { withEpoch } from './epoch.js';
 
 const LOCK_NOT_AVAILABLE = '55P03';
 
@@ -91,6 +93,7 @@ export class PostgresConnectionLocks {
   ) {}
 
   async advisoryTryLock(p: ConnectionLockParams): Promise<ConnectionLock | null> {
+    await refuseUntrustedConnectionLocks(this.ctx, 'advisory locks');
     const key = this.advisoryKey(p.name);
     const conn = await LockConnection.open(this.ctx, 'AdvisoryTryLock');
     try {
@@ -108,6 +111,7 @@ export class PostgresConnectionLocks {
 
   async advisoryLock(p: ConnectionLockWaitParams): Promise<ConnectionLock> {
     if (p.signal.aborted) throw waitAbortError(p.signal);
+    await refuseUntrustedConnectionLocks(this.ctx, 'advisory locks');
     const key = this.advisoryKey(p.name);
     const conn = await this.openForWait('AdvisoryLock');
     await this.waitCancellably(
@@ -120,6 +124,7 @@ export class PostgresConnectionLocks {
   }
 
   async sessionLockTryAcquire(p: ConnectionLockParams): Promise<SessionLock | null> {
+    await refuseUntrustedConnectionLocks(this.ctx, 'session locks');
     const conn = await LockConnection.open(this.ctx, 'SessionLockTryAcquire');
     try {
       await this.beginSession(conn, p.name);
@@ -139,6 +144,7 @@ export class PostgresConnectionLocks {
 
   async sessionLockAcquire(p: ConnectionLockWaitParams): Promise<SessionLock> {
     if (p.signal.aborted) throw waitAbortError(p.signal);
+    await refuseUntrustedConnectionLocks(this.ctx, 'session locks');
     const conn = await this.openForWait('SessionLockAcquire');
     try {
       await this.beginSession(conn, p.name);
@@ -192,10 +198,8 @@ export class PostgresConnectionLocks {
    */
   protected async drawToken(conn: LockConnection, name: string): Promise<FencingToken> {
     void conn;
-    const [row] = await this.ctx.query<{ token: string }>(
-      'SessionLockToken',
-      this.sql.SessionLockToken,
-      [name],
+    const [row] = await withEpoch(this.ctx, 'SessionLockToken', () =>
+      this.ctx.query<{ token: string }>('SessionLockToken', this.sql.SessionLockToken, [name]),
     );
     return toSafeInteger(row!.token, 'session_lock_terms.token');
   }

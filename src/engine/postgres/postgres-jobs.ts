@@ -28,6 +28,7 @@ import { jobQueries, type JobQueries } from './job-queries.js';
 import { mapClaimedValues, mapJob, type JobRow } from './job-rows.js';
 import { PostgresEnqueue } from './postgres-enqueue.js';
 import { integerArray, toSafeInteger } from './rows.js';
+import { withEpoch } from './epoch.js';
 
 /** The error recorded when the rescuer takes a job back from a silent worker. */
 const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
@@ -62,13 +63,15 @@ export class PostgresJobs implements JobOperations {
     if (queues.length === 0 || p.limit <= 0) return this.nothing([]);
     for (let run = 1; ; run++) {
       try {
-        const rows = await this.ctx.queryValues('JobClaimBatch', this.sql.JobClaimBatch, [
-          queues,
-          p.workerId,
-          p.limit,
-          p.leaseTtlMs,
-          this.ctx.pinnedNow(),
-        ]);
+        const rows = await withEpoch(this.ctx, 'JobClaimBatch', () =>
+          this.ctx.queryValues('JobClaimBatch', this.sql.JobClaimBatch, [
+            queues,
+            p.workerId,
+            p.limit,
+            p.leaseTtlMs,
+            this.ctx.pinnedNow(),
+          ]),
+        );
         return rows.map((values) => mapClaimedValues(values, p.workerId));
       } catch (error) {
         if (!lostPartitionRace(error)) throw error;

@@ -12,6 +12,7 @@ import type { PgContext } from './context.js';
 import { leaseQueries, type LeaseQueries } from './lease-queries.js';
 import { inRounds } from './lease-rounds.js';
 import { mapLease, toSafeInteger, type LeaseRow } from './rows.js';
+import { withEpoch } from './epoch.js';
 
 /**
  * The lease family on PostgreSQL: each operation is one statement from lease-queries (a
@@ -25,13 +26,15 @@ export class PostgresLeases implements LeaseOperations {
   }
 
   async leaseAcquire(p: LeaseAcquireParams): Promise<LeaseAcquireResult> {
-    const rows = await this.ctx.query<LeaseRow>('LeaseAcquire', this.sql.LeaseAcquire, [
-      p.resource,
-      p.holder,
-      p.ttlMs,
-      p.metadata == null ? null : JSON.stringify(p.metadata),
-      this.ctx.pinnedNow(),
-    ]);
+    const rows = await withEpoch(this.ctx, 'LeaseAcquire', () =>
+      this.ctx.query<LeaseRow>('LeaseAcquire', this.sql.LeaseAcquire, [
+        p.resource,
+        p.holder,
+        p.ttlMs,
+        p.metadata == null ? null : JSON.stringify(p.metadata),
+        this.ctx.pinnedNow(),
+      ]),
+    );
     if (rows[0]) return { acquired: true, lease: mapLease(rows[0]) };
     return { acquired: false, current: await this.leaseGet({ resource: p.resource }) };
   }
@@ -57,13 +60,15 @@ export class PostgresLeases implements LeaseOperations {
 
   leaseAcquireMany(ps: readonly LeaseAcquireParams[]): Promise<LeaseAcquireResult[]> {
     return inRounds(ps, async (round) => {
-      const leases = await this.byResource('LeaseAcquireMany', this.sql.LeaseAcquireMany, [
-        round.map((p) => p.resource),
-        round.map((p) => p.holder),
-        round.map((p) => p.ttlMs),
-        round.map((p) => (p.metadata == null ? null : JSON.stringify(p.metadata))),
-        this.ctx.pinnedNow(),
-      ]);
+      const leases = await withEpoch(this.ctx, 'LeaseAcquireMany', () =>
+        this.byResource('LeaseAcquireMany', this.sql.LeaseAcquireMany, [
+          round.map((p) => p.resource),
+          round.map((p) => p.holder),
+          round.map((p) => p.ttlMs),
+          round.map((p) => (p.metadata == null ? null : JSON.stringify(p.metadata))),
+          this.ctx.pinnedNow(),
+        ]),
+      );
       return Promise.all(
         round.map(async (p): Promise<LeaseAcquireResult> => {
           const lease = leases.get(p.resource);

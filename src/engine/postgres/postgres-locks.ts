@@ -24,6 +24,7 @@ import type { PgContext } from './context.js';
 import { lockQueries, type LockQueries } from './lock-queries.js';
 import { PostgresConnectionLocks } from './postgres-connection-locks.js';
 import { mapLease, toSafeInteger, type LeaseRow } from './rows.js';
+import { withEpoch } from './epoch.js';
 
 interface SlotRow {
   name: string;
@@ -74,14 +75,16 @@ export class PostgresLocks implements LockOperations {
   }
 
   async leaseLockAcquire(p: LeaseLockAcquireParams): Promise<LeaseLockAcquireResult> {
-    const rows = await this.ctx.query<LeaseRow>('LeaseLockAcquire', this.sql.LeaseLockAcquire, [
-      p.name,
-      p.holder,
-      p.ttlMs,
-      p.quietMs ?? 0,
-      p.delayMs ?? 0,
-      this.ctx.pinnedNow(),
-    ]);
+    const rows = await withEpoch(this.ctx, 'LeaseLockAcquire', () =>
+      this.ctx.query<LeaseRow>('LeaseLockAcquire', this.sql.LeaseLockAcquire, [
+        p.name,
+        p.holder,
+        p.ttlMs,
+        p.quietMs ?? 0,
+        p.delayMs ?? 0,
+        this.ctx.pinnedNow(),
+      ]),
+    );
     if (rows[0]) return { acquired: true, lease: mapLease(rows[0]) };
     const [current] = await this.ctx.query<LeaseRow & { retry_after_ms: number }>(
       'LeaseLockGet',
@@ -136,14 +139,16 @@ export class PostgresLocks implements LockOperations {
   }
 
   async scheduleSlotClaim(p: ScheduleSlotClaimParams): Promise<ScheduleSlot | null> {
-    const rows = await this.ctx.query<SlotRow>('ScheduleSlotClaim', this.sql.ScheduleSlotClaim, [
-      p.name,
-      p.slot,
-      p.holder,
-      p.token ?? null,
-      this.ctx.pinnedNow(),
-      p.nextSlot ?? null,
-    ]);
+    const rows = await withEpoch(this.ctx, 'ScheduleSlotClaim', () =>
+      this.ctx.query<SlotRow>('ScheduleSlotClaim', this.sql.ScheduleSlotClaim, [
+        p.name,
+        p.slot,
+        p.holder,
+        p.token ?? null,
+        this.ctx.pinnedNow(),
+        p.nextSlot ?? null,
+      ]),
+    );
     return rows[0] ? mapSlot(rows[0]) : null;
   }
 

@@ -4,6 +4,7 @@ import { jobs } from './0003_jobs.js';
 import { controls } from './0004_controls.js';
 import { scheduleNextSlot } from './0005_schedule_next_slot.js';
 import { sessionLockTerms } from './0006_session_lock_terms.js';
+import { epochs } from './0007_epochs.js';
 
 /**
  * A forward-only schema change. `up` receives the quoted schema identifier and returns SQL that
@@ -23,4 +24,5 @@ export const MIGRATIONS: readonly Migration[] = [
   controls,
   scheduleNextSlot,
   sessionLockTerms,
+  epochs,
 ];
