@@ -56,7 +56,7 @@ if (
   (values.failover !== undefined && process.env['DATABASE_URL'])
 ) {
   console.error(
-    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry|async-commit|lost-enqueue-answer-retried|unordered-enqueue] [--volume high|normal] [--failover sync|async] (not with DATABASE_URL)',
+    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry|async-commit|lost-enqueue-answer-retried|unordered-enqueue|no-epoch] [--volume high|normal] [--failover sync|async] (not with DATABASE_URL)',
   );
   process.exit(2);
 }
