@@ -128,6 +128,25 @@ describe('acknowledged, then lost, across failovers', () => {
     assert.deepEqual(losses, []);
   });
 
+  it('judges a session-lock token of a later epoch by its sequence part', () => {
+    const grant = (token: number) => ({
+      type: 'session-term' as const,
+      resource: 's',
+      holder: 'a',
+      token,
+      phase: 'granted' as const,
+    });
+    const history = historyOf([grant(2 ** 32 + 275), grant(2 ** 32 + 276)], {
+      facts: { storedTokens: [{ family: 'session', resource: '*', token: 275 }] },
+    });
+    assert.deepEqual(
+      checkAcknowledgedLost(history).map((v) => v.message),
+      [
+        'session:s: token 4294967572 (sequence value 276) was granted to a but the token sequence stands at 275',
+      ],
+    );
+  });
+
   it('audits claims and single enqueues too, and a slot run again after its row vanished', () => {
     const history = historyOf(
       [

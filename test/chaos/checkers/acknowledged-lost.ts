@@ -9,7 +9,8 @@
  * - a lease or lease-lock term granted or renewed with token T: the resource's stored token is at
  *   least T (rows are never deleted, so a lower one means the grant vanished and T can be issued
  *   again);
- * - a session-lock token T granted: the token sequence stands at T or later;
+ * - a session-lock token T granted: the token sequence stands at T's own part or later (a token
+ *   is its epoch's floor, epoch * 2^32, plus the sequence's value: decision 0225);
  * - a job claimed at generation G (a worker started it): the job's generation is at least G;
  * - a single enqueue of the producer role answered with a job id: that job exists.
  * Each violation carries `ackedAt`, the time the caller was answered: in an asynchronous failover
@@ -28,6 +29,9 @@ import type {
   StoredTokenFact,
   Violation,
 } from '../history.js';
+
+/** Tokens per epoch: a token is epoch * 2^32 + n (decision 0225). */
+const EPOCH_SPAN = 2 ** 32;
 
 const tokenKey = (family: StoredTokenFact['family'], resource: string): string =>
   `${family}|${resource}`;
@@ -87,9 +91,10 @@ export function checkAcknowledgedLost(history: History): Violation[] {
     } else if (e.type === 'session-term' && e.phase === 'granted') {
       const grant = e as ChildEvent & SessionTermEvent;
       const token = stored.get(tokenKey('session', '*'));
-      if (token === undefined || token < grant.token)
+      const drawn = grant.token % EPOCH_SPAN;
+      if (token === undefined || token < drawn)
         lost(
-          `session:${grant.resource}: token ${grant.token} was granted to ${grant.holder} but the token sequence stands at ${token ?? 'missing'}`,
+          `session:${grant.resource}: token ${grant.token} (sequence value ${drawn}) was granted to ${grant.holder} but the token sequence stands at ${token ?? 'missing'}`,
           grant,
           grant.t,
         );
