@@ -82,7 +82,10 @@ describe('acknowledged, then lost, across failovers', () => {
         [2, 'acknowledged-lost'],
       ],
     );
-    assert.match(losses[1]!.explanation, /acknowledged 500 ms before a was killed \(failover 2/);
+    assert.match(
+      losses[1]!.explanation,
+      /acknowledged 500 ms before the failover of a began \(failover 2/,
+    );
   });
 
   it('a switchover explains nothing, nor does a failover before the acknowledgement', () => {

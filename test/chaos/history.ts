@@ -199,7 +199,10 @@ export type ReplicationMode = 'sync' | 'async';
  */
 export interface PromotionRecord {
   kind: 'failover' | 'switchover';
-  /** When the old primary was killed (failover) or the switchover was asked for (wall). */
+  /**
+   * When the harness began the failover (the kill follows once Patroni's REST API has named the
+   * primary: milliseconds, more on a starved machine) or asked for the switchover (wall).
+   */
   at: number;
   from: string;
   to: string;

@@ -13,10 +13,10 @@
  * - only in an asynchronous run, and only for an unplanned failover: a switchover stops the old
  *   primary cleanly, which sends the standby everything first, so a loss there stays a violation;
  * - only when the acknowledgement came after the previous promotion (on the primary that was then
- *   killed), no later than one second after the kill (an answer already on its way back through
- *   the proxies when the postmaster died), and no earlier than the standby can have been behind:
+ *   killed), no later than one second after the harness began the failover (the kill follows
+ *   within a REST call, and an answer may already be on its way back through the proxies), and no earlier than the standby can have been behind:
  *   one second before replication was held back, for a failover during standby-lag, or five
- *   seconds before the kill otherwise (streaming on one machine keeps the standby milliseconds
+ *   seconds before the failover began otherwise (streaming on one machine keeps the standby milliseconds
  *   behind; five seconds leaves room for a starved machine). An older loss stays a violation.
  *
  * Token order and overlap never carry `ackedAt`: they must hold in both modes, which is what the
@@ -24,7 +24,7 @@
  */
 import type { ExplainedLoss, History, PromotionRecord, Violation } from '../history.js';
 
-/** How long after the kill an acknowledgement may still have come from the killed primary. */
+/** How long after the failover began an acknowledgement may still have come from the killed primary. */
 const IN_FLIGHT_MS = 1_000;
 /** How far behind an unheld standby may be, and how far before a hold it may already have been. */
 const STREAMING_BEHIND_MS = 5_000;
@@ -56,7 +56,7 @@ export function explainFailoverLosses(history: History, violations: Violation[])
       violation,
       failover: index + 1,
       explanation:
-        `acknowledged ${before >= 0 ? `${before} ms before` : `${-before} ms after`} ${promotion.from} was killed ` +
+        `acknowledged ${before >= 0 ? `${before} ms before` : `${-before} ms after`} the failover of ${promotion.from} began ` +
         `(failover ${index + 1} to ${promotion.to}, timeline ${promotion.timeline}` +
         `${promotion.duringLag ? ', replication held back by standby-lag' : ''}): ` +
         'asynchronous replication had not sent it to the standby that was promoted',
