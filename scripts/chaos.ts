@@ -3,13 +3,22 @@
  * fault-injection run of every toolkit role against PostgreSQL, checked for safety violations.
  * Prints one summary line; on violations writes the history under test-results/chaos/ and exits 1.
  * DATABASE_URL: use that server (pg-restart and pg-crash are then skipped); otherwise an embedded one starts.
+ * `--failover sync|async`: against a Patroni HA cluster instead (decision 0226), with the
+ * failover, switchover and standby-lag faults; the summary then counts the promotions, and the
+ * acknowledgements an asynchronous failover lost are printed as counted facts, not violations.
  */
 import { parseArgs } from 'node:util';
 import ms from 'ms';
-import { FAULT_TYPES } from '../test/chaos/history.js';
+import { FAILOVER_FAULT_TYPES, FAULT_TYPES } from '../test/chaos/history.js';
 import { randomSeed } from '../test/chaos/random.js';
 import { runChaos } from '../test/chaos/harness/run-chaos.js';
-import { saveHistory, summaryLine, violationLines } from '../test/chaos/harness/report.js';
+import {
+  failoverLines,
+  promotionCount,
+  saveHistory,
+  summaryLine,
+  violationLines,
+} from '../test/chaos/harness/report.js';
 import { isVariant } from '../test/chaos/variants/index.js';
 
 const { values } = parseArgs({
@@ -19,6 +28,7 @@ const { values } = parseArgs({
     variant: { type: 'string', default: 'real' },
     verbose: { type: 'boolean', default: false },
     volume: { type: 'string', default: 'high' },
+    failover: { type: 'string' },
   },
 });
 const seed = values.seed === undefined ? randomSeed() : Number(values.seed);
@@ -41,15 +51,19 @@ if (
   !Number.isSafeInteger(seed) ||
   !(durationMs > 0) ||
   !isVariant(values.variant) ||
-  !(volume in volumes)
+  !(volume in volumes) ||
+  (values.failover !== undefined && values.failover !== 'sync' && values.failover !== 'async') ||
+  (values.failover !== undefined && process.env['DATABASE_URL'])
 ) {
   console.error(
-    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry|async-commit|lost-enqueue-answer-retried|unordered-enqueue] [--volume high|normal]',
+    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry|async-commit|lost-enqueue-answer-retried|unordered-enqueue|no-epoch] [--volume high|normal] [--failover sync|async] (not with DATABASE_URL)',
   );
   process.exit(2);
 }
+const failover = values.failover as 'sync' | 'async' | undefined;
 console.log(
-  `chaos: seed ${seed}, duration ${values.duration}, variant ${values.variant}, volume ${volume}`,
+  `chaos: seed ${seed}, duration ${values.duration}, variant ${values.variant}, volume ${volume}` +
+    (failover ? `, failover ${failover}` : ''),
 );
 const result = await runChaos({
   seed,
@@ -57,12 +71,14 @@ const result = await runChaos({
   variant: values.variant,
   ...volumes[volume],
   roles: { holder: 2, leader: 2, worker: 2, scheduler: 2, producer: 1, service: 1 },
-  faultTypes: FAULT_TYPES,
+  faultTypes: failover ? FAILOVER_FAULT_TYPES : FAULT_TYPES,
   databaseUrl: process.env['DATABASE_URL'],
+  ...(failover ? { failover } : {}),
   log: values.verbose ? (line) => console.log(`  ${line}`) : undefined,
 });
 console.log(`database: ${result.durability}`);
 console.log(summaryLine(result));
+if (failover) for (const line of failoverLines(result)) console.log(line);
 // Which children died on their own, and the last thing each said, so a crash can be looked into.
 for (const crash of result.history.crashes)
   console.log(`crashed: ${crash.proc}#${crash.incarnation}: ${crash.stderr.slice(-3).join(' | ')}`);
@@ -71,8 +87,13 @@ if (result.violations.length > 0) {
   const path = await saveHistory(result);
   console.log(`history: ${path}`);
   console.log(
-    `replay: npm run chaos -- --seed ${seed} --duration ${values.duration} --variant ${values.variant} --volume ${volume}`,
+    `replay: npm run chaos -- --seed ${seed} --duration ${values.duration} --variant ${values.variant} --volume ${volume}${failover ? ` --failover ${failover}` : ''}`,
   );
+  process.exit(1);
+}
+// A failover run in which no standby was promoted proved nothing about failovers.
+if (failover && promotionCount(result) === 0) {
+  console.log('no failover or switchover promoted the standby: the run does not count');
   process.exit(1);
 }
 process.exit(0);

@@ -302,7 +302,7 @@ describe('chaos checkers', () => {
       'lease:r: acquire of token 7 by a was acknowledged but the stored token is 6',
       'lease:r: renew of token 7 by a was acknowledged but the stored token is 6',
       'lock:l: acquire of token 3 by b was acknowledged but the stored token is missing',
-      'session:s: token 9 was granted to a but the token sequence stands at 8',
+      'session:s: token 9 (sequence value 9) was granted to a but the token sequence stands at 8',
     ]);
   });
 

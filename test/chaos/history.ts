@@ -152,7 +152,12 @@ export type FaultType =
   | 'proxy-latency'
   | 'proxy-reset'
   | 'pg-restart'
-  | 'pg-crash';
+  | 'pg-crash'
+  // Failover mode only (docs/decisions/0226): the HA cluster's primary killed and the standby
+  // promoted, a planned switchover, and replication to the standby held back.
+  | 'failover'
+  | 'switchover'
+  | 'standby-lag';
 
 export const FAULT_TYPES: readonly FaultType[] = [
   'sigkill',
@@ -166,6 +171,52 @@ export const FAULT_TYPES: readonly FaultType[] = [
   'pg-crash',
 ];
 
+/**
+ * The fault types of a failover run (`--failover sync|async`): the process and network faults
+ * as before, and the HA cluster's own instead of pg-restart and pg-crash of the single server.
+ */
+export const FAILOVER_FAULT_TYPES: readonly FaultType[] = [
+  'sigkill',
+  'sigstop',
+  'stall',
+  'terminate-backend',
+  'proxy-blackhole',
+  'proxy-latency',
+  'proxy-reset',
+  'failover',
+  'switchover',
+  'standby-lag',
+];
+
+/** Replication of the HA cluster in a failover run. */
+export type ReplicationMode = 'sync' | 'async';
+
+/**
+ * What a failover or switchover did (on the fault's record; a standby-lag that ended in a
+ * failover carries one too): which member led before and after, the timeline reached, and how
+ * long the cluster had no primary reachable through haproxy (from the kill, or the switchover's
+ * request, to the first write accepted by the new primary).
+ */
+export interface PromotionRecord {
+  kind: 'failover' | 'switchover';
+  /**
+   * When the harness began the failover (the kill follows once Patroni's REST API has named the
+   * primary: milliseconds, more on a starved machine) or asked for the switchover (wall).
+   */
+  at: number;
+  from: string;
+  to: string;
+  timeline: number;
+  /** From `at` to the new primary accepting writes through haproxy. */
+  unavailableMs: number;
+  /** From `at` until the old primary was back as a streaming standby. */
+  healthyAfterMs?: number;
+  /** Replication was held back (standby-lag) when the primary was killed. */
+  duringLag?: boolean;
+  /** With `duringLag`: when the WAL senders were stopped (wall). */
+  heldSince?: number;
+}
+
 /** A fault the harness injected, with the wall-clock window during which it was in force. */
 export interface FaultRecord {
   type: FaultType;
@@ -176,6 +227,8 @@ export interface FaultRecord {
   /** Skipped (with the reason), e.g. a restart of a database the harness does not own. */
   skipped?: string;
   detail?: string;
+  /** Failover, switchover, and a standby-lag that ended in a failover. */
+  promotion?: PromotionRecord;
 }
 
 export interface JobFact {
@@ -267,6 +320,8 @@ export interface History {
   bounds: RunBounds;
   /** Children that died on their own (not killed by a fault) and were restarted. */
   crashes: { proc: string; incarnation: number; stderr: string[] }[];
+  /** Set in a failover run: the replication mode of the HA cluster (absent: one server). */
+  replication?: ReplicationMode;
 }
 
 export interface Violation {
@@ -274,6 +329,23 @@ export interface Violation {
   message: string;
   /** The events or facts that show it (kept small: enough to find them in the saved history). */
   evidence?: unknown;
+  /**
+   * Set when the violation is an acknowledgement the database no longer shows (or its direct
+   * consequence, the thing then done again): the wall time the caller was answered. In an
+   * asynchronous failover run such a violation that fell before a failover is a loss the
+   * replication mode allows, counted and explained rather than a violation
+   * (checkers/failover-losses.ts).
+   */
+  ackedAt?: number;
+}
+
+/** An acknowledgement lost to an asynchronous failover: a fact of the run, not a violation. */
+export interface ExplainedLoss {
+  violation: Violation;
+  /** 1-based number of the failover it fell in, among the run's promotions. */
+  failover: number;
+  /** Why this loss is the replication mode's, not a bug (the failover, the lag, the window). */
+  explanation: string;
 }
 
 export type ViolationKind =

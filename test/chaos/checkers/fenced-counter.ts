@@ -46,6 +46,7 @@ export function checkFencedCounter(history: History): Violation[] {
         kind: 'counter',
         message: `increment ${e.opId} was acknowledged but is not in the ledger (lost)`,
         evidence: e,
+        ackedAt: e.t,
       });
     if (e.phase === 'fail' && committed > 0)
       violations.push({

@@ -18,16 +18,19 @@ export function checkSlotOnce(history: History): Violation[] {
         message: `${slot} ran ${procs.length} times (${procs.join(', ')})`,
       });
   }
-  const reported = new Map<string, string[]>();
+  const reported = new Map<string, (ChildEvent & SlotEvent)[]>();
   for (const e of history.events.filter((e): e is ChildEvent & SlotEvent => e.type === 'slot')) {
     const key = `${e.name}@${new Date(e.slot).toISOString()}`;
-    reported.set(key, [...(reported.get(key) ?? []), `${e.proc}#${e.incarnation}`]);
+    reported.set(key, [...(reported.get(key) ?? []), e]);
   }
-  for (const [slot, procs] of reported) {
-    if (procs.length > 1 && (runs.get(slot)?.length ?? 0) <= 1)
+  for (const [slot, events] of reported) {
+    if (events.length > 1 && (runs.get(slot)?.length ?? 0) <= 1)
       violations.push({
         kind: 'slot-twice',
-        message: `${slot} was reported run by ${procs.join(', ')}`,
+        message: `${slot} was reported run by ${events.map((e) => `${e.proc}#${e.incarnation}`).join(', ')}`,
+        // The database lost the first run's row (and its claim of the slot): an acknowledged
+        // run that vanished, which made the second possible.
+        ackedAt: events[0]!.t,
       });
   }
   return violations;

@@ -18,6 +18,7 @@ export function checkSupersededCompletion(history: History): Violation[] {
       });
     }
   }
+  const effects = new Set(history.facts.effects.map((e) => `${e.jobId}|${e.generation}`));
   const accepted = history.events.filter(
     (e): e is ChildEvent & JobEvent => e.type === 'job' && e.phase === 'complete-ok',
   );
@@ -28,6 +29,9 @@ export function checkSupersededCompletion(history: History): Violation[] {
         kind: 'superseded-completion',
         message: `job ${e.jobId}: ${e.proc} was told its completion of generation ${e.generation} was accepted; the job is at generation ${generation}`,
         evidence: e,
+        // Its effect gone too: the completion itself was lost (acknowledged-lost says so), and
+        // the job ran again under a newer generation.
+        ...(effects.has(`${e.jobId}|${e.generation}`) ? {} : { ackedAt: e.t }),
       });
     }
   }

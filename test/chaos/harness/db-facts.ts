@@ -11,18 +11,32 @@ export interface FactSources {
   pool: pg.Pool;
   schema: string;
   queue: string;
-  /** Client ports of every connection the proxy ever opened to the server. */
-  proxyPorts: () => number[];
+  /**
+   * Client ports of every connection the proxy ever opened to the server; null when the server
+   * cannot see them (behind haproxy), and then every `leasehold%` session of the database counts.
+   */
+  proxyPorts: (() => number[]) | null;
   proxyOpenConnections: () => number;
   children: { proc: string; pid: number }[];
 }
 
 export async function readDbFacts(src: FactSources, graceMs = 5_000): Promise<DbFacts> {
   const s = `"${src.schema}"`;
+  // A few tries: behind haproxy an idle connection of the pool may lead to a server the last
+  // promotion restarted (every read here is repeatable).
   const q = async <R extends pg.QueryResultRow>(
     text: string,
     values: unknown[] = [],
-  ): Promise<R[]> => (await src.pool.query<R>(text, values)).rows;
+  ): Promise<R[]> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await src.pool.query<R>(text, values)).rows;
+      } catch (error) {
+        if (attempt >= 5 || (error as { code?: string }).code?.match(/^(42|22|23)/)) throw error;
+        await sleep(500);
+      }
+    }
+  };
   const jobs = await q<{ id: string; status: string; generation: string }>(
     `SELECT id, status, generation FROM ${s}.jobs WHERE queue = $1 ORDER BY id`,
     [src.queue],
@@ -54,9 +68,9 @@ export async function readDbFacts(src: FactSources, graceMs = 5_000): Promise<Db
     (
       await q<{ pid: number; application_name: string; state: string | null }>(
         `SELECT pid, application_name, state FROM pg_stat_activity
-         WHERE datname = current_database() AND client_port = ANY($1::int[])
+         WHERE datname = current_database() AND ($1::int[] IS NULL OR client_port = ANY($1::int[]))
            AND application_name LIKE 'leasehold%'`,
-        [src.proxyPorts()],
+        [src.proxyPorts?.() ?? null],
       )
     ).map((r) => ({ pid: r.pid, application: r.application_name, state: r.state ?? '' }));
   const advisoryLocks = async (): Promise<number> =>

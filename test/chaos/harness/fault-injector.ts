@@ -7,12 +7,13 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import type { FaultRecord } from '../history.js';
+import type { FaultRecord, FaultType } from '../history.js';
 import { wallNow } from '../wall-clock.js';
 import type { ChaosDatabase } from './chaos-database.js';
 import type { FaultProxy } from './fault-proxy.js';
 import type { PlannedFault } from './fault-plan.js';
 import type { Fleet } from './fleet.js';
+import type { FailoverCluster } from './failover-cluster.js';
 
 export interface FaultTools {
   fleet: Fleet;
@@ -20,10 +21,17 @@ export interface FaultTools {
   database: ChaosDatabase;
   /** The harness's own direct pool (for pg_terminate_backend). */
   admin: pg.Pool;
+  /** In a failover run: the HA cluster behind haproxy (the failover, switchover, lag faults). */
+  cluster?: FailoverCluster;
 }
 
+const CLUSTER_FAULTS: ReadonlySet<FaultType> = new Set(['failover', 'switchover', 'standby-lag']);
+
 export async function injectFault(tools: FaultTools, fault: PlannedFault): Promise<FaultRecord> {
-  const { fleet, proxy, database, admin } = tools;
+  const { fleet, proxy, database, admin, cluster } = tools;
+  // A cluster fault starts on a healthy cluster (the last one's member back as a streaming
+  // standby): waiting for that is not part of its window.
+  if (cluster && CLUSTER_FAULTS.has(fault.type)) await cluster.waitHealthy();
   const startedAt = wallNow();
   const record = (extra: Partial<FaultRecord> = {}): FaultRecord => ({
     type: fault.type,
@@ -45,6 +53,11 @@ export async function injectFault(tools: FaultTools, fault: PlannedFault): Promi
     case 'stall':
       return { ...record(), endedAt: await fleet.stall(target, fault.durationMs) };
     case 'terminate-backend': {
+      if (cluster)
+        return record({
+          skipped:
+            'behind haproxy the server sees haproxy as every client, so one child’s sessions cannot be told apart',
+        });
       const { rowCount } = await admin.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
          WHERE client_port = ANY($1::int[]) AND application_name LIKE 'leasehold%'`,
@@ -71,5 +84,45 @@ export async function injectFault(tools: FaultTools, fault: PlannedFault): Promi
     case 'pg-crash':
       if (database.cannotRestart) return record({ skipped: database.cannotRestart });
       return record({ detail: await database.crash() });
+    case 'failover':
+    case 'switchover': {
+      if (!cluster) return record({ skipped: 'not a failover run' });
+      const promotion = await cluster.promote(fault.type).catch((error: Error) => error);
+      if (promotion instanceof Error)
+        return record({ detail: `no promotion: ${firstLine(promotion)}` });
+      return record({ promotion, detail: cluster.describe(promotion) });
+    }
+    case 'standby-lag': {
+      if (!cluster) return record({ skipped: 'not a failover run' });
+      const hold = await cluster.holdReplication();
+      try {
+        await sleep(fault.durationMs);
+      } catch (error) {
+        hold.release();
+        throw error;
+      }
+      if (!fault.thenFailover) {
+        hold.release();
+        return record({
+          detail: `${hold.senders.length} WAL sender(s) held ${fault.durationMs} ms`,
+        });
+      }
+      const promotion = await cluster
+        .promote('failover', { duringLag: hold })
+        .catch((error: Error) => error);
+      if (promotion instanceof Error)
+        return record({
+          detail: `held ${fault.durationMs} ms, then no promotion: ${firstLine(promotion)}`,
+        });
+      return record({
+        promotion,
+        detail: `${hold.senders.length} WAL sender(s) held ${fault.durationMs} ms, then ${cluster.describe(promotion)}`,
+      });
+    }
   }
+}
+
+/** ha-cluster.ts appends the cluster's last log lines to its errors: the record keeps the first. */
+function firstLine(error: Error): string {
+  return error.message.split('\n')[0]!;
 }

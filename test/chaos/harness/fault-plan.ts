@@ -11,12 +11,14 @@ export interface PlannedFault {
   /** Offset from the start of the faulty phase. */
   atMs: number;
   type: FaultType;
-  /** The process hit, or null for the database (pg-restart, pg-crash). */
+  /** The process hit, or null for the database or the HA cluster (pg-*, failover, …). */
   target: string | null;
   /** How long it lasts (SIGSTOP, stall, blackhole, latency); 0 for instant faults. */
   durationMs: number;
   /** Added latency per chunk, for proxy-latency. */
   latencyMs?: number;
+  /** standby-lag: the primary is killed while replication is held back (a failover follows). */
+  thenFailover?: boolean;
 }
 
 export interface PlanOptions {
@@ -30,6 +32,8 @@ export interface PlanOptions {
   weights?: Partial<Record<FaultType, number>>;
   /** Added latency per chunk for proxy-latency, drawn in [min, max]; default [100, 800]. */
   latencyMs?: readonly [number, number];
+  /** Share of standby-lag faults that end in a failover (default 0.5). */
+  lagFailoverChance?: number;
 }
 
 const DEFAULT_WEIGHTS: Record<FaultType, number> = {
@@ -42,7 +46,21 @@ const DEFAULT_WEIGHTS: Record<FaultType, number> = {
   'proxy-reset': 2,
   'pg-restart': 1,
   'pg-crash': 1,
+  // Failover mode: each takes a promotion, a rejoin and the quarantine (tens of seconds), so
+  // they come about as often as the process faults in time, not in count.
+  failover: 2,
+  switchover: 1,
+  'standby-lag': 2,
 };
+
+/** Faults on the database or the cluster itself rather than on one process. */
+const DATABASE_FAULTS: ReadonlySet<FaultType> = new Set([
+  'pg-restart',
+  'pg-crash',
+  'failover',
+  'switchover',
+  'standby-lag',
+]);
 
 export function planFaults(random: Random, options: PlanOptions): PlannedFault[] {
   const plan: PlannedFault[] = [];
@@ -69,7 +87,7 @@ function describe(
   type: FaultType,
   options: PlanOptions,
 ): Omit<PlannedFault, 'atMs'> {
-  const target = type === 'pg-restart' || type === 'pg-crash' ? null : random.pick(options.targets);
+  const target = DATABASE_FAULTS.has(type) ? null : random.pick(options.targets);
   const [freezeMin, freezeMax] = options.freezeMs;
   switch (type) {
     case 'sigstop':
@@ -83,6 +101,16 @@ function describe(
         target,
         durationMs: Math.round(random.between(1_500, 4_000)),
         latencyMs: random.int(...(options.latencyMs ?? [100, 800])),
+      };
+    case 'standby-lag':
+      // Held back 2-6 s (thousands of commits at chaos volume); half the time the primary is
+      // killed before replication catches up, which under asynchronous replication loses what
+      // was acknowledged meanwhile.
+      return {
+        type,
+        target,
+        durationMs: Math.round(random.between(2_000, 6_000)),
+        thenFailover: random.chance(options.lagFailoverChance ?? 0.5),
       };
     default:
       return { type, target, durationMs: 0 };

@@ -10,16 +10,20 @@ import { checkHistory } from '../checkers/index.js';
 import type { ChildConfig, Role } from '../child/config.js';
 import type {
   ChildEvent,
+  ExplainedLoss,
   FaultRecord,
   FaultType,
   History,
+  ReplicationMode,
   RunBounds,
   Violation,
 } from '../history.js';
+import { explainFailoverLosses } from '../checkers/failover-losses.js';
 import { seededRandom } from '../random.js';
 import { createEngine, type Variant } from '../variants/index.js';
 import { wallNow } from '../wall-clock.js';
-import { openChaosDatabase, readDurability } from './chaos-database.js';
+import { openChaosDatabase, readDurability, type ChaosDatabase } from './chaos-database.js';
+import type { FailoverCluster } from './failover-cluster.js';
 import { prepareChaosSchema } from './chaos-schema.js';
 import { readDbFacts } from './db-facts.js';
 import { installEnqueueStall, readEnqueuedFacts } from './enqueue-facts.js';
@@ -44,6 +48,13 @@ export interface ChaosOptions {
   privateLeases?: boolean;
   /** Use this server instead of an embedded one (pg-restart is then skipped). */
   databaseUrl?: string;
+  /**
+   * Run against a Patroni HA cluster (two members behind haproxy) with this replication instead
+   * of one embedded server: the failover, switchover and standby-lag faults need it.
+   */
+  failover?: ReplicationMode;
+  /** Share of standby-lag faults that end in a failover while replication is held (default 0.5). */
+  lagFailoverChance?: number;
   /** Milliseconds between two enqueue calls. */
   jobEveryMs?: number;
   /** Jobs per enqueue call (default 1). */
@@ -60,6 +71,8 @@ export interface ChaosOptions {
 export interface ChaosResult {
   history: History;
   violations: Violation[];
+  /** Acknowledgements lost to asynchronous failovers: counted and explained, not violations. */
+  losses: ExplainedLoss[];
   acquisitions: number;
   jobs: number;
   faults: FaultRecord[];
@@ -76,7 +89,14 @@ const SETTLE_MS = 20_000;
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const log = options.log ?? (() => {});
   const random = seededRandom(options.seed);
-  const database = await openChaosDatabase(options.databaseUrl);
+  let cluster: FailoverCluster | undefined;
+  let database: ChaosDatabase;
+  if (options.failover) {
+    // Loaded only for a failover run: the normal run needs none of the HA tooling.
+    const { openFailoverCluster } = await import('./ha-failover-cluster.js');
+    cluster = await openFailoverCluster(options.failover, log);
+    database = cluster.database;
+  } else database = await openChaosDatabase(options.databaseUrl);
   const schema = `chaos_${options.seed}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Pool({
     connectionString: database.url,
@@ -90,7 +110,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   let fleet: Fleet | undefined;
   let producer: Leasehold | undefined;
   try {
-    const durability = await readDurability(admin);
+    const durability =
+      (await readDurability(admin)) + (cluster ? `; ${await cluster.describeReplication()}` : '');
     log(`database: ${durability}`);
     const setup = createEngine(options.variant, {
       connectionString: database.url,
@@ -189,6 +210,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       freezeMs: [LEASE.ttlMs + 300, LEASE.ttlMs + 1_800],
       weights: options.faultWeights,
       latencyMs: options.latencyMs,
+      lagFailoverChance: options.lagFailoverChance,
     });
     const started = Date.now();
     for (const [index, fault] of plan.entries()) {
@@ -198,7 +220,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       // one a few child restarts can take the whole faulty phase, and a type never injected is
       // a type not tested.
       if (Date.now() - started > options.durationMs && index >= options.faultTypes.length) break;
-      const record = await injectFault({ fleet, proxy, database, admin }, fault);
+      const record = await injectFault({ fleet, proxy, database, admin, cluster }, fault);
       faults.push(record);
       log(
         `fault ${record.type} ${record.target ?? ''} ${record.skipped ? `skipped: ${record.skipped}` : `${Math.round(record.endedAt - record.startedAt)} ms`}${record.detail ? ` (${record.detail})` : ''}`,
@@ -214,11 +236,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     let settleBy = Date.now() + (workers > 0 ? SETTLE_MS : 0);
     let unfinished = Number.POSITIVE_INFINITY;
     while (Date.now() < settleBy) {
-      const { rows } = await admin.query<{ n: string }>(
-        `SELECT count(*) AS n FROM "${schema}".jobs WHERE queue = $1 AND status NOT IN ('completed', 'dead')`,
-        [WORKER.queue],
-      );
-      const n = Number(rows[0]!.n);
+      const counted = await admin
+        .query<{ n: string }>(
+          `SELECT count(*) AS n FROM "${schema}".jobs WHERE queue = $1 AND status NOT IN ('completed', 'dead')`,
+          [WORKER.queue],
+        )
+        .catch(() => undefined); // through haproxy: a connection the last promotion broke
+      if (!counted) {
+        await sleep(250);
+        continue;
+      }
+      const n = Number(counted.rows[0]!.n);
       if (n === 0) break;
       if (n < unfinished) [unfinished, settleBy] = [n, Date.now() + SETTLE_MS];
       await sleep(250);
@@ -230,7 +258,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       pool: admin,
       schema,
       queue: WORKER.queue,
-      proxyPorts: () => proxy.everUsedPorts(),
+      // Behind haproxy the server sees haproxy's ports, not the proxy's: every leasehold
+      // session of the database counts (nothing else uses it).
+      proxyPorts: cluster ? null : () => proxy.everUsedPorts(),
       proxyOpenConnections: () => proxy.openConnections(),
       children: fleet.started,
     });
@@ -251,12 +281,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       facts,
       bounds,
       crashes: fleet.crashes,
+      ...(options.failover ? { replication: options.failover } : {}),
     };
-    const violations = checkHistory(history);
+    const { violations, losses } = explainFailoverLosses(history, checkHistory(history));
     if (violations.length === 0) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     return {
       history,
       violations,
+      losses,
       acquisitions: countAcquisitions(events),
       jobs: facts.jobs.length,
       faults,
@@ -268,6 +300,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await proxy.close();
     await admin.end().catch(() => {});
     await database.close();
+    await cluster?.close();
   }
 }
 

@@ -12,6 +12,7 @@ import { RenewWithoutExpiryEngine } from './renew-without-expiry.js';
 import { SessionTokenInTransactionEngine } from './session-token-in-transaction.js';
 import { UnguardedCompleteEngine } from './unguarded-complete.js';
 import { LostEnqueueAnswerRetriedEngine } from './lost-enqueue-answer-retried.js';
+import { NoEpochEngine } from './no-epoch.js';
 
 export const VARIANTS = [
   'real',
@@ -22,6 +23,8 @@ export const VARIANTS = [
   // Decision 0220: the producer role's coalesced enqueues (child/roles/producer.ts).
   'lost-enqueue-answer-retried',
   'unordered-enqueue',
+  // Decision 0226: failover runs (`--failover async`).
+  'no-epoch',
 ] as const;
 export type Variant = (typeof VARIANTS)[number];
 
@@ -49,5 +52,7 @@ export function createEngine(
     case 'unordered-enqueue':
       // The engine is the real one: the producer role builds its coalescer without order keys.
       return new PostgresEngine(options);
+    case 'no-epoch':
+      return new NoEpochEngine(options);
   }
 }
