@@ -14,19 +14,9 @@ import {
   fakeClockEnv,
   startPromotableStandby,
   type PromotableStandby,
+  withClient,
 } from '../support/promotable-standby.js';
 import { waitFor } from '../support/wait.js';
-
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
 
 async function rows(url: string, sql: string): Promise<string[]> {
   return withClient(url, async (c) => (await c.query<{ v: string }>(sql)).rows.map((r) => r.v));

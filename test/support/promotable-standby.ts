@@ -254,7 +254,11 @@ async function waitStreaming(primaryUrl: string, synchronous: boolean): Promise<
   );
 }
 
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `use` on a fresh client of `url`, ended afterwards (a broken connection is not an error). */
+export async function withClient<T>(
+  url: string,
+  use: (client: pg.Client) => Promise<T>,
+): Promise<T> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   client.on('error', () => {});
   await client.connect();
