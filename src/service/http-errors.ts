@@ -92,6 +92,16 @@ function fromLeaseholdError(error: LeaseholdError): { status: number; body: Erro
         { outcome: 'unknown' },
       ),
     };
+  // A failover quarantine is no internal: the client is told why and for how long (0225).
+  if (status >= 500 && error.details.reason === 'failover_quarantine')
+    return {
+      status,
+      body: errorBody(
+        error.code,
+        'a database failover just happened: no new term is granted until its quarantine ends',
+        { reason: 'failover_quarantine', retryAfterMs: error.details.retryAfterMs },
+      ),
+    };
   if (status >= 500) return { status, body: errorBody(error.code, publicMessage(error)) };
   const details = Object.keys(error.details).length > 0 ? { ...error.details } : undefined;
   return { status, body: errorBody(error.code, error.message, details) };
@@ -128,11 +138,22 @@ function validationMessage(error: Partial<FastifyError> & { validation?: unknown
   return path ? `${where}.${path}: ${message}` : `${where}: ${message}`;
 }
 
+/**
+ * Seconds a client should wait before retrying a 503: the error's own `retryAfterMs` when it
+ * knows one (a failover quarantine says when it ends, decision 0225), rounded up, else 1.
+ */
+export function retryAfterSeconds(error: unknown): number {
+  const details = (error as { details?: Record<string, unknown> } | null)?.details;
+  const ms = details?.['retryAfterMs'];
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) return RETRY_AFTER_SECONDS;
+  return Math.max(RETRY_AFTER_SECONDS, Math.ceil(ms / 1000));
+}
+
 export function sendError(reply: FastifyReply, error: unknown, request?: FastifyRequest): void {
   const { status, body } = toHttpError(error);
   if (status >= 500) {
     request?.log.error({ err: error }, 'request failed');
-    if (status === 503) void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+    if (status === 503) void reply.header('retry-after', String(retryAfterSeconds(error)));
   }
   void reply.code(status).send(body);
 }
