@@ -176,13 +176,7 @@ export const FAULT_TYPES: readonly FaultType[] = [
  * as before, and the HA cluster's own instead of pg-restart and pg-crash of the single server.
  */
 export const FAILOVER_FAULT_TYPES: readonly FaultType[] = [
-  'sigkill',
-  'sigstop',
-  'stall',
-  'terminate-backend',
-  'proxy-blackhole',
-  'proxy-latency',
-  'proxy-reset',
+  ...FAULT_TYPES.filter((type) => type !== 'pg-restart' && type !== 'pg-crash'),
   'failover',
   'switchover',
   'standby-lag',
