@@ -22,8 +22,9 @@ const SQL_WORDS =
  * - constants made of literals in the query modules (column lists, state CASEs, intervals,
  *   DURABLE_COMMIT);
  * - the parameters of the SQL helpers (CLOCK, STATE, notified, appendError, jobColumns,
- *   renewSet, ownedLive, DURABLE_CLOCK), which are only ever called with literals or the constants above
- *   (checked below).
+ *   renewSet, ownedLive, DURABLE_CLOCK, and the epoch helpers EPOCH_CTE, NEXT_TERM,
+ *   QUARANTINE_GATE, BEGIN_EPOCH, grantsNewTerm), which are only ever called with literals, the
+ *   constants above, or vetted helper calls and templates (checked below).
  */
 const ALLOWED_NAMES = new Set([
   's',
@@ -53,6 +54,7 @@ const ALLOWED_NAMES = new Set([
   'RELEASE_SET',
   'predicate',
   'DURABLE_COMMIT',
+  'FIRST_TERM',
   // helper parameters
   'param',
   'now',
@@ -63,6 +65,10 @@ const ALLOWED_NAMES = new Set([
   'ttl',
   'holder',
   'token',
+  'previous',
+  'grantsNewTerm',
+  'durableCommit',
+  'resource',
 ]);
 const ALLOWED_HELPERS = new Set([
   'CLOCK',
@@ -73,6 +79,11 @@ const ALLOWED_HELPERS = new Set([
   'renewSet',
   'ownedLive',
   'DURABLE_CLOCK',
+  'EPOCH_CTE',
+  'NEXT_TERM',
+  'QUARANTINE_GATE',
+  'BEGIN_EPOCH',
+  'grantsNewTerm',
 ]);
 
 export interface Splice {
@@ -90,10 +101,11 @@ function isVetted(expression: ts.Expression): boolean {
     return (
       ts.isIdentifier(expression.expression) &&
       ALLOWED_HELPERS.has(expression.expression.text) &&
-      expression.arguments.every(
-        (a) => ts.isStringLiteralLike(a) || (ts.isIdentifier(a) && ALLOWED_NAMES.has(a.text)),
-      )
+      expression.arguments.every(isVetted)
     );
+  // A template passed to a helper (a condition, say): vetted when everything spliced into it is.
+  if (ts.isTemplateExpression(expression))
+    return expression.templateSpans.every((span) => isVetted(span.expression));
   return false;
 }
 
@@ -147,10 +159,19 @@ describe('SQL splicing in the PostgreSQL engine', () => {
       'const c = `DELETE FROM ${s}.jobs WHERE queue = ${CLOCK(queue)}`;',
       'const d = `SELECT ${cols} FROM ${s}.jobs LIMIT ${String(limit)}`;',
       'const e = `lease ${p.resource} was lost`;', // a message, not SQL: allowed
+      "const f = `SELECT 1 FROM clock WHERE ${QUARANTINE_GATE(s, grantsNewTerm(name, '$2'))}`;",
+      'const g = `SELECT 1 FROM clock WHERE ${QUARANTINE_GATE(s, `h.name = ${name}`)}`;',
     ].join('\n');
     assert.deepEqual(
       unvettedSqlSplices('sample.ts', sample).map((s) => s.expression),
-      ['p.resource', 'key', 'CLOCK(queue)', 'String(limit)'],
+      [
+        'p.resource',
+        'key',
+        'CLOCK(queue)',
+        'String(limit)',
+        "QUARANTINE_GATE(s, grantsNewTerm(name, '$2'))",
+        'QUARANTINE_GATE(s, `h.name = ${name}`)',
+      ],
     );
   });
 });
