@@ -138,6 +138,22 @@ describe('lease model', () => {
     assert.equal(checkOperations(leaseModel(), tooLate).verdict, 'illegal');
   });
 
+  it('judges a refusal without its database time both ways', () => {
+    const history = [
+      op('a', 0, 1, acquire('a'), { kind: 'acquired', token: 1, expiresAt: 100, dbNow: 0 }),
+      op('b', 2, 3, acquire('b'), { kind: 'busy' }),
+      op('a', 4, 5, renew('a', 1), { kind: 'lost' }),
+      op('b', 6, 7, acquire('b'), { kind: 'acquired', token: 2, expiresAt: 300, dbNow: 200 }),
+    ];
+    assert.equal(checkOperations(leaseModel(), history).verdict, 'ok');
+    // Still wrong: "lost" for the live holder, then its renewal accepted on time.
+    const wrong = [
+      ...history.slice(0, 3),
+      op('a', 6, 7, renew('a', 1), { kind: 'renewed', expiresAt: 190, dbNow: 90 }),
+    ];
+    assert.equal(checkOperations(leaseModel(), wrong).verdict, 'illegal');
+  });
+
   it('checks each resource alone', () => {
     const other = (input: LeaseInput): LeaseInput => ({ ...input, resource: 's' });
     const history = [
@@ -204,6 +220,21 @@ describe('generated lease histories', () => {
         injected = true;
       }
       assert.ok(injected, `seed ${seed}: nothing to inject`);
+      const result = checkOperations(leaseModel(), history);
+      assert.equal(result.verdict, 'illegal', `seed ${seed}`);
+    }
+  });
+
+  it('one renew answered "lost" turned into "renewed" makes it fail', () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const history = generateLeaseHistory({ ...options, seed });
+      const i = history.findLastIndex(
+        (o) => o.input.kind === 'renew' && o.input.token > 0 && o.output?.kind === 'lost',
+      );
+      assert.ok(i >= 0, `seed ${seed}: nothing to inject`);
+      const o = history[i]!;
+      const dbNow = o.output!.dbNow!;
+      history[i] = { ...o, output: { kind: 'renewed', expiresAt: dbNow + 100, dbNow } };
       const result = checkOperations(leaseModel(), history);
       assert.equal(result.verdict, 'illegal', `seed ${seed}`);
     }

@@ -11,6 +11,9 @@
  * - read: the live holder and token, or none.
  * The database clock never goes backwards along the linearization.
  *
+ * A refusal (busy, lost) may come without its database time (the chaos recording has none yet):
+ * it is then judged both ways, live or expired.
+ *
  * An operation whose outcome is unknown has no database time: what it did is left open (a token
  * known only to be above the previous ones, an expiry not known), and later operations may
  * resolve it either way.
@@ -26,10 +29,10 @@ export type LeaseInput =
 
 export type LeaseOutput =
   | { kind: 'acquired'; token: number; expiresAt: number; dbNow: number }
-  | { kind: 'busy'; dbNow: number }
+  | { kind: 'busy'; dbNow?: number }
   | { kind: 'renewed'; expiresAt: number; dbNow: number }
   | { kind: 'released'; dbNow: number }
-  | { kind: 'lost'; dbNow: number }
+  | { kind: 'lost'; dbNow?: number }
   | { kind: 'held'; holder: string; token: number; dbNow: number }
   | { kind: 'none'; dbNow: number };
 
