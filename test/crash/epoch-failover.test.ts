@@ -15,10 +15,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { isLeaseholdError } from '../../src/core/errors.js';
 import { PostgresEngine } from '../../src/engine/postgres/postgres-engine.js';
 import { startPromotableStandby, type PromotableStandby } from '../support/promotable-standby.js';
+import { afterQuarantine } from '../support/quarantine.js';
 
 const SCHEMA = 'epoch_failover';
 const TTL_MS = 2_000;
@@ -33,23 +32,6 @@ after(async () => {
 
 function openEngine(url: string): PostgresEngine {
   return new PostgresEngine({ connectionString: url, schema: SCHEMA, poolSize: 4 });
-}
-
-/**
- * Runs `grant` until it is not refused by a failover quarantine, waiting as each refusal says.
- * Answers the grant and how many refusals came first.
- */
-async function afterQuarantine<T>(grant: () => Promise<T>): Promise<[T, number]> {
-  const deadline = Date.now() + 60_000;
-  for (let refusals = 0; ; refusals++) {
-    try {
-      return [await grant(), refusals];
-    } catch (error) {
-      if (!isLeaseholdError(error, 'unavailable') || Date.now() > deadline) throw error;
-      if (error.details['reason'] !== 'failover_quarantine') throw error;
-      await sleep(Number(error.details['retryAfterMs']) + 20);
-    }
-  }
 }
 
 test('every token path: the next token after a lossy promotion is above the lost one', async () => {

@@ -12,12 +12,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { ManualClock } from '../../src/core/clock.js';
 import { isLeaseholdError, type LeaseholdError } from '../../src/core/errors.js';
 import type { PostgresEngine } from '../../src/engine/postgres/postgres-engine.js';
 import { withSchema, type SchemaContext } from '../support/database.js';
+import { afterQuarantine } from '../support/quarantine.js';
 
 const EPOCH_1_FLOOR = 2 ** 32;
 
@@ -200,11 +200,10 @@ describe('epoch tokens after a failover', () => {
       const before = first.token;
       await first.release();
       await failOver(ctx);
-      const refused = await quarantined(engine.sessionLockTryAcquire({ name: 's' }));
+      await quarantined(engine.sessionLockTryAcquire({ name: 's' }));
       // The session-lock draw reads the database's own clock (it has no pinned `now`), so the
-      // quarantine is waited out in real time, as the error's retry-after says.
-      await sleep(Number(refused.details['retryAfterMs']) + 50);
-      const next = await engine.sessionLockTryAcquire({ name: 's' });
+      // quarantine is waited out in real time, as each refusal's retry-after says.
+      const [next] = await afterQuarantine(() => engine.sessionLockTryAcquire({ name: 's' }));
       assert.ok(next, 'the row lock was freed when the refused attempt gave up');
       assert.ok(next.token > EPOCH_1_FLOOR && next.token > before);
       await next.release();
@@ -217,11 +216,10 @@ describe('epoch tokens after a failover', () => {
       assert.ok(first);
       await first.release();
       await failOver(ctx);
-      const refused = await quarantined(engine.advisoryTryLock({ name: 'a' }));
+      await quarantined(engine.advisoryTryLock({ name: 'a' }));
       const waited = new AbortController();
       await quarantined(engine.advisoryLock({ name: 'a', signal: waited.signal }));
-      await sleep(Number(refused.details['retryAfterMs']) + 50);
-      const next = await engine.advisoryTryLock({ name: 'a' });
+      const [next] = await afterQuarantine(() => engine.advisoryTryLock({ name: 'a' }));
       assert.ok(next, 'granted once the quarantine is over');
       await next.release();
     }));
