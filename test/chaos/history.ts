@@ -40,6 +40,33 @@ export interface LeaseOpEvent {
    */
   requestedToken?: number;
   inFlight?: true;
+  /**
+   * Pairs the answer with its `lease-invoke` record (per process incarnation). Absent in
+   * histories saved before the linearizability checker existed.
+   */
+  callId?: number;
+  /**
+   * Set when the call threw (its outcome is unknown: it may have committed), as opposed to a
+   * refusal (busy, lost), which is `ok: false` without it. The error's code.
+   */
+  error?: string;
+}
+
+/**
+ * A lease operation about to be sent (written synchronously before the call, so it survives a
+ * SIGKILL that comes before the answer): what the linearizability checker needs to know of a
+ * call whose answer never came. `requestedToken` on renew and release; `ttlMs` on acquire and
+ * renew.
+ */
+export interface LeaseInvokeEvent {
+  type: 'lease-invoke';
+  family: 'lease' | 'lock';
+  op: LeaseOpKind;
+  resource: string;
+  holder: string;
+  callId: number;
+  requestedToken?: number;
+  ttlMs?: number;
 }
 
 /** A session-lock term granted (its token) or ended. */
@@ -125,6 +152,7 @@ export interface ReadyEvent {
 
 export type ChildEventBody =
   | LeaseOpEvent
+  | LeaseInvokeEvent
   | SessionTermEvent
   | TrustEvent
   | SignalEvent
@@ -355,4 +383,5 @@ export type ViolationKind =
   | 'leak'
   | 'acknowledged-lost'
   | 'enqueue-duplicate'
-  | 'partition-order';
+  | 'partition-order'
+  | 'linearizability';

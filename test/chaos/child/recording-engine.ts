@@ -33,6 +33,35 @@ interface OpParams {
   resource?: string;
   name?: string;
   holder: string;
+  token?: number;
+  ttlMs?: number;
+}
+
+// Numbers each call of this process, to pair its invoke record with its answer.
+let calls = 0;
+
+/** The record written before a call is sent: what the call asked for. */
+function invoke(recorded: Recorded, params: OpParams, emit: Emit): number {
+  const callId = ++calls;
+  emit({
+    type: 'lease-invoke',
+    ...recorded,
+    resource: params.resource ?? params.name ?? '?',
+    holder: params.holder,
+    callId,
+    ...(recorded.op !== 'acquire' && typeof params.token === 'number'
+      ? { requestedToken: params.token }
+      : {}),
+    ...(recorded.op !== 'release' && typeof params.ttlMs === 'number'
+      ? { ttlMs: params.ttlMs }
+      : {}),
+  });
+  return callId;
+}
+
+function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'error';
 }
 
 function leaseOf(answer: unknown): Lease | null {
@@ -81,14 +110,16 @@ export function recordingEngine<E extends Engine>(engine: E, emit: Emit): E {
       if (!recorded) return (value as (...args: unknown[]) => unknown).bind(target);
       return async (params: OpParams) => {
         const invokedAt = wallNow();
+        const callId = invoke(recorded, params, emit);
         const base = {
           type: 'lease-op' as const,
           ...recorded,
           resource: params.resource ?? params.name ?? '?',
           holder: params.holder,
           invokedAt,
+          callId,
         };
-        const requested = (params as { token?: number }).token;
+        const requested = params.token;
         if (recorded.op === 'release' && typeof requested === 'number')
           // Written (synchronously, stdout is a pipe) before the statement is sent.
           emit({ ...base, ok: false, inFlight: true, requestedToken: requested });
@@ -101,6 +132,7 @@ export function recordingEngine<E extends Engine>(engine: E, emit: Emit): E {
           emit({
             ...base,
             ok: false,
+            error: errorCode(error),
             ...(recorded.op === 'release' && typeof requested === 'number'
               ? { requestedToken: requested }
               : {}),
@@ -129,8 +161,9 @@ function recordMany(
       resource: params.resource ?? '?',
       holder: params.holder,
       invokedAt,
+      callId: invoke(recorded, params, emit),
     }));
-    const requested = list.map((params) => (params as { token?: number }).token);
+    const requested = list.map((params) => params.token);
     if (recorded.op === 'release')
       bases.forEach((base, i) => {
         if (typeof requested[i] === 'number')
@@ -144,6 +177,7 @@ function recordMany(
         emit({
           ...base,
           ok: false,
+          error: errorCode(error),
           ...(recorded.op === 'release' && typeof requested[i] === 'number'
             ? { requestedToken: requested[i] }
             : {}),
