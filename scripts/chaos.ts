@@ -20,6 +20,7 @@ import {
   violationLines,
 } from '../test/chaos/harness/report.js';
 import { isVariant } from '../test/chaos/variants/index.js';
+import { linearizabilityLine } from '../test/chaos/checkers/linearizable.js';
 
 const { values } = parseArgs({
   options: {
@@ -78,6 +79,7 @@ const result = await runChaos({
 });
 console.log(`database: ${result.durability}`);
 console.log(summaryLine(result));
+console.log(linearizabilityLine(result.linearizability));
 if (failover) for (const line of failoverLines(result)) console.log(line);
 // Which children died on their own, and the last thing each said, so a crash can be looked into.
 for (const crash of result.history.crashes)

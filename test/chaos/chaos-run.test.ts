@@ -8,6 +8,7 @@ import { it } from 'node:test';
 import { runChaos } from './harness/run-chaos.js';
 import { saveHistory, summaryLine, violationLines } from './harness/report.js';
 import { FAULT_TYPES } from './history.js';
+import { linearizabilityLine } from './checkers/linearizable.js';
 
 it(
   'the real engine survives a seeded run of every fault type with no violation',
@@ -21,6 +22,7 @@ it(
       faultTypes: FAULT_TYPES,
     });
     console.log(`# ${summaryLine(result)}`);
+    console.log(`# ${linearizabilityLine(result.linearizability)}`);
     for (const type of FAULT_TYPES) {
       assert.ok(
         result.faults.some((f) => f.type === type && !f.skipped),
@@ -33,6 +35,9 @@ it(
       assert.match(crash.detail ?? '', /crash recovery ran/, 'the crashed server recovered');
     assert.ok(result.acquisitions > 20, 'terms turned over');
     assert.ok(result.jobs > 50, 'jobs flowed');
+    // The linearizability checker ran over the lease and fenced-write histories, and decided.
+    assert.ok(result.linearizability.operations > 100, 'operations were checked');
+    assert.equal(result.linearizability.verdict, 'ok');
     if (result.violations.length > 0) {
       console.log(violationLines(result).join('\n'));
       console.log(`# history: ${await saveHistory(result)}`);

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkAcknowledgedLost } from './checkers/acknowledged-lost.js';
+import { checkLinearizability } from './checkers/linearizable.js';
 import { explainFailoverLosses } from './checkers/failover-losses.js';
 import { checkHistory } from './checkers/index.js';
 import { checkSlotOnce } from './checkers/slot-once.js';
@@ -202,6 +203,7 @@ describe('the failover summary', () => {
         { type: 'sigkill', target: 'holder-1', startedAt: 3, endedAt: 4 },
       ],
       durability: '',
+      linearizability: checkLinearizability(history).stats,
     };
     assert.equal(
       summaryLine(result),

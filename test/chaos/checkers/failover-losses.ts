@@ -77,3 +77,16 @@ function promotionLosing(promotions: readonly PromotionRecord[], ackedAt: number
   }
   return -1;
 }
+
+/**
+ * Whether an acknowledgement at `ackedAt` falls where an asynchronous failover of this run can
+ * have lost it (the same window as above). Always false outside an asynchronous failover run.
+ */
+export function lossWindowOf(history: History): (ackedAt: number) => boolean {
+  if (history.replication !== 'async') return () => false;
+  const promotions = history.faults
+    .map((f) => f.promotion)
+    .filter((p): p is PromotionRecord => p !== undefined)
+    .sort((a, b) => a.at - b.at);
+  return (ackedAt) => promotions[promotionLosing(promotions, ackedAt)]?.kind === 'failover';
+}

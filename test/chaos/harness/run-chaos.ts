@@ -19,6 +19,7 @@ import type {
   Violation,
 } from '../history.js';
 import { explainFailoverLosses } from '../checkers/failover-losses.js';
+import { checkLinearizability, type LinearizabilityStats } from '../checkers/linearizable.js';
 import { seededRandom } from '../random.js';
 import { createEngine, type Variant } from '../variants/index.js';
 import { wallNow } from '../wall-clock.js';
@@ -78,6 +79,8 @@ export interface ChaosResult {
   faults: FaultRecord[];
   /** The server's fsync, synchronous_commit and full_page_writes, as SHOW gave them at the start. */
   durability: string;
+  /** What the linearizability checker covered (its violations are among `violations`). */
+  linearizability: LinearizabilityStats;
 }
 
 const LEASE = { ttlMs: 1_500, renewEveryMs: 400, marginMs: 400 };
@@ -283,7 +286,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       crashes: fleet.crashes,
       ...(options.failover ? { replication: options.failover } : {}),
     };
-    const { violations, losses } = explainFailoverLosses(history, checkHistory(history));
+    const explained = explainFailoverLosses(history, checkHistory(history));
+    const { losses } = explained;
+    const linearizability = checkLinearizability(history);
+    const violations = [...explained.violations, ...linearizability.violations];
     if (violations.length === 0) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     return {
       history,
@@ -293,6 +299,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       jobs: facts.jobs.length,
       faults,
       durability,
+      linearizability: linearizability.stats,
     };
   } finally {
     await producer?.close().catch(() => {});

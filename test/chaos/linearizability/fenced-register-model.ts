@@ -5,8 +5,10 @@
 import { partitionBy } from './partition.js';
 import type { Model, Operation, StepResult } from './search.js';
 
+/** `mayBeLost`: an accepted write an asynchronous failover may have undone (see lease-model.ts). */
 export type RegisterInput =
-  { kind: 'write'; key: string; token: number; value: string } | { kind: 'read'; key: string };
+  | { kind: 'write'; key: string; token: number; value: string; mayBeLost?: true }
+  | { kind: 'read'; key: string };
 
 export type RegisterOutput =
   { kind: 'accepted' } | { kind: 'refused' } | { kind: 'value'; value: string | null };
@@ -28,7 +30,16 @@ export function fencedRegisterModel(
 ): Model<RegisterState, RegisterInput, RegisterOutput> {
   return {
     init: () => ({ maxToken: -Infinity, value: null }),
-    step: (s, input, output): StepResult<RegisterState> => {
+    step: (s, input, output): StepResult<RegisterState> | StepResult<RegisterState>[] => {
+      if (input.kind === 'write' && input.mayBeLost && output?.kind === 'accepted') {
+        const accepts = options.acceptAnyToken === true || input.token >= s.maxToken;
+        const after = { maxToken: Math.max(s.maxToken, input.token), value: input.value };
+        // Taken effect as answered, or forgotten with the fence's row by the promoted standby.
+        return [
+          { ok: accepts, state: accepts ? after : s },
+          { ok: true, state: s },
+        ];
+      }
       if (input.kind === 'read') {
         return {
           ok: output === undefined || (output.kind === 'value' && output.value === s.value),

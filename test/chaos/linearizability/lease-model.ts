@@ -21,10 +21,23 @@
 import { partitionBy } from './partition.js';
 import type { Model, Operation, StepResult } from './search.js';
 
+/**
+ * `mayBeLost`: an acknowledged operation that an asynchronous failover may have undone (it was
+ * answered in the window before a promotion that the standby can have missed). It may have taken
+ * effect as answered, or been forgotten by the database; a forgotten grant's token still counts
+ * as handed out (its holder may use it), so a later token must still be above it.
+ */
 export type LeaseInput =
-  | { kind: 'acquire'; resource: string; holder: string; ttl: number }
-  | { kind: 'renew'; resource: string; holder: string; token: number; ttl: number }
-  | { kind: 'release'; resource: string; holder: string; token: number }
+  | { kind: 'acquire'; resource: string; holder: string; ttl: number; mayBeLost?: true }
+  | {
+      kind: 'renew';
+      resource: string;
+      holder: string;
+      token: number;
+      ttl: number;
+      mayBeLost?: true;
+    }
+  | { kind: 'release'; resource: string; holder: string; token: number; mayBeLost?: true }
   | { kind: 'read'; resource: string };
 
 export type LeaseOutput =
@@ -60,6 +73,12 @@ export interface LeaseModelOptions {
   renewWithoutExpiryCheck?: boolean;
   /** A broken variant for tests: a new token need only be at least the highest so far. */
   tokensMayRepeat?: boolean;
+  /**
+   * An acquire may be refused whatever the state: lease locks keep a term's resource closed
+   * after its release (`atLeastMs`) and for a quiet gap (`quietMs`), which the recorded answers
+   * do not carry. A grant is still judged in full.
+   */
+  refusalsAnytime?: boolean;
 }
 
 const ok = (state: LeaseState): StepResult<LeaseState> => ({ ok: true, state });
@@ -78,6 +97,23 @@ function withToken(s: LeaseState, token: number): LeaseState | null {
   if (s.token !== null) return s.token === token ? s : null;
   if (token <= s.maxToken) return null;
   return { ...s, token, maxToken: token };
+}
+
+/**
+ * The state after an acknowledged operation the database then forgot (an asynchronous
+ * failover): unchanged, except that a grant's token counts as handed out. Null when the answer
+ * was not a success (a refusal is not undone by anything).
+ */
+function forgotten(
+  s: LeaseState,
+  input: LeaseInput,
+  output: LeaseOutput,
+): StepResult<LeaseState> | null {
+  if (output.kind === 'renewed' || output.kind === 'released') return ok(s);
+  if (input.kind !== 'acquire' || output.kind !== 'acquired') return null;
+  const again = s.holder === input.holder && s.token === output.token;
+  if (!again && output.token <= s.maxToken) return bad(s);
+  return ok({ ...s, maxToken: Math.max(s.maxToken, output.token) });
 }
 
 export function leaseModel(
@@ -104,7 +140,8 @@ export function leaseModel(
           if (!live) return ok({ ...gone, holder: input.holder, token: null, expiresAt: null });
           return s.holder === input.holder ? ok({ ...s, expiresAt: null }) : null;
         }
-        if (output.kind === 'busy') return live && s.holder !== input.holder ? ok(s) : bad(s);
+        if (output.kind === 'busy')
+          return options.refusalsAnytime || (live && s.holder !== input.holder) ? ok(s) : bad(s);
         if (output.kind !== 'acquired') return bad(s);
         if (live) {
           const again = s.holder === input.holder ? withToken(s, output.token) : null;
@@ -158,6 +195,10 @@ export function leaseModel(
     for (const live of liveness(s, t)) {
       const r = branch(s, live, input, output);
       if (r) results.push(r);
+    }
+    if (input.kind !== 'read' && input.mayBeLost && output) {
+      const lost = forgotten(s0, input, output);
+      if (lost) results.push(lost);
     }
     // An unknown outcome that cannot have taken effect: the search leaves it out.
     return results.length > 0 ? results : [bad(s0)];

@@ -332,12 +332,17 @@ export function checkOperations<S, I, O>(
   return { verdict, partitions, operations: history.length, millis: performance.now() - started };
 }
 
-/** A readable account of a failed partition, for test output and reports. */
-export function formatFailure(failure: FailureWindow): string {
+/**
+ * A readable account of a failed partition, for test output and reports. With `origin` (the
+ * run's start on the same clock), times are shown as seconds since it.
+ */
+export function formatFailure(failure: FailureWindow, origin?: number): string {
+  const at = (t: number | null): string =>
+    t === null ? '?' : origin === undefined ? `${t}` : `+${((t - origin) / 1000).toFixed(3)} s`;
   const line = (p: PlacedOperation): string =>
-    `  #${p.id} ${p.client} [${p.call}, ${p.ret ?? '?'}] ${p.text}`;
+    `  #${p.id} ${p.client} [${at(p.call)}, ${at(p.ret)}] ${p.text}`;
   return [
-    `not linearizable in [${failure.from}, ${failure.to}]`,
+    `not linearizable in [${at(failure.from)}, ${at(failure.to)}]`,
     `longest linearizable order (${failure.longestPrefix.length} operations), last 10:`,
     ...failure.longestPrefix.slice(-10).map(line),
     'must be placed by its return, and cannot be:',
