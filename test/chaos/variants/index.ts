@@ -13,6 +13,7 @@ import { SessionTokenInTransactionEngine } from './session-token-in-transaction.
 import { UnguardedCompleteEngine } from './unguarded-complete.js';
 import { LostEnqueueAnswerRetriedEngine } from './lost-enqueue-answer-retried.js';
 import { NoEpochEngine } from './no-epoch.js';
+import { UnloggedLeasesEngine } from './unlogged-leases.js';
 
 export const VARIANTS = [
   'real',
@@ -25,6 +26,8 @@ export const VARIANTS = [
   'unordered-enqueue',
   // Decision 0226: failover runs (`--failover async`).
   'no-epoch',
+  // Decision 0230: a token handed out again after a crash of the server.
+  'unlogged-leases',
 ] as const;
 export type Variant = (typeof VARIANTS)[number];
 
@@ -54,5 +57,7 @@ export function createEngine(
       return new PostgresEngine(options);
     case 'no-epoch':
       return new NoEpochEngine(options);
+    case 'unlogged-leases':
+      return new UnloggedLeasesEngine(options);
   }
 }
