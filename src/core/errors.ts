@@ -115,8 +115,8 @@ export class UnavailableError extends LeaseholdError {
 }
 
 export class TimeoutError extends LeaseholdError {
-  constructor(message: string) {
-    super('timeout', message);
+  constructor(message: string, details: ErrorDetails = {}) {
+    super('timeout', message, details);
   }
 }
 
