@@ -51,6 +51,8 @@ export interface RunOptions {
   /** The instance module of spec/leasehold.qnt to run (a token scheme and replication mode). */
   main: string;
   invariants: string[];
+  /** Properties counted, not checked: in how many traces each held at some state. */
+  witnesses?: string[];
   seed: number;
   maxSamples: number;
   maxSteps: number;
@@ -70,6 +72,8 @@ export interface TraceState {
 
 export interface Simulation extends QuintResult {
   violated: string[];
+  /** Witness name → number of traces in which it held. */
+  witnessed: Record<string, number>;
   /** Empty when no invariant was violated. */
   trace: TraceState[];
 }
@@ -122,6 +126,7 @@ export async function simulate(options: RunOptions): Promise<Simulation> {
       options.main,
       '--invariants',
       ...options.invariants,
+      ...(options.witnesses?.length ? ['--witnesses', ...options.witnesses] : []),
       '--seed',
       String(options.seed),
       '--max-samples',
@@ -148,7 +153,13 @@ export async function simulate(options: RunOptions): Promise<Simulation> {
             readState,
           )
         : [];
-    return { ...result, violated, trace };
+    const witnessed = Object.fromEntries(
+      [...result.output.matchAll(/(\w+) was witnessed in (\d+) trace/g)].map((m) => [
+        m[1] ?? '',
+        Number(m[2]),
+      ]),
+    );
+    return { ...result, violated, witnessed, trace };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
