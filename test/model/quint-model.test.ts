@@ -17,7 +17,7 @@ import {
 } from './quint-run.js';
 
 const SEED = 1;
-const SAMPLES = 400;
+const SAMPLES = 300;
 const STEPS = 15;
 const INVARIANTS = [
   'tokensStrictlyIncrease',
