@@ -136,6 +136,23 @@ describe('formal model (Quint, typescript backend)', { concurrency: 2 }, () => {
   );
 
   it(
+    'a trust deadline counted from the answer lets two holders trust one lease',
+    { timeout },
+    async (t) => {
+      const result = await run('deadlineFromAnswer', ['oneHolderTrusts']);
+      t.diagnostic(`deadlineFromAnswer (${result.elapsedMs} ms): ${describeTrace(result.trace)}`);
+      assertViolated(result, 'oneHolderTrusts');
+      // No failover: the deadline alone outlived the expiry the database wrote.
+      assert.ok(!kinds(result).includes('failover'), 'no failover in this instance');
+      const last = finalState(result);
+      assert.ok(
+        Object.values(last.trusting).some((holders) => holders.length > 1),
+        `two holders trust one lease: ${JSON.stringify(last.trusting)}`,
+      );
+    },
+  );
+
+  it(
     "a fence that accepts any token lets a superseded holder's write through",
     { timeout },
     async (t) => {
