@@ -77,6 +77,8 @@ const isProcessTest = (f: string): boolean =>
     'test/crash/',
     'test/ha/',
     'test/integration/migrate-concurrent',
+    // The formal model's runs: each a quint process using a core for tens of seconds.
+    'test/model/',
   ].some((prefix) => f.startsWith(prefix));
 // The demo tests start seven processes each (one also its own embedded cluster), and the
 // concurrent migrate starts ten at once: beside each other (or beside anything heavy) each
