@@ -6,6 +6,8 @@
  * `--failover sync|async`: against a Patroni HA cluster instead (decision 0226), with the
  * failover, switchover and standby-lag faults; the summary then counts the promotions, and the
  * acknowledgements an asynchronous failover lost are printed as counted facts, not violations.
+ * After the summary: what the linearizability checker covered, and the formal model's check of
+ * the design the run exercised (spec/leasehold.qnt, the run's replication; `--skip-model` skips it).
  */
 import { parseArgs } from 'node:util';
 import ms from 'ms';
@@ -19,7 +21,8 @@ import {
   summaryLine,
   violationLines,
 } from '../test/chaos/harness/report.js';
-import { isVariant } from '../test/chaos/variants/index.js';
+import { isVariant, VARIANTS } from '../test/chaos/variants/index.js';
+import { checkDesign } from '../test/model/design-check.js';
 import { linearizabilityLine } from '../test/chaos/checkers/linearizable.js';
 
 const { values } = parseArgs({
@@ -30,6 +33,8 @@ const { values } = parseArgs({
     verbose: { type: 'boolean', default: false },
     volume: { type: 'string', default: 'high' },
     failover: { type: 'string' },
+    // The formal model's check of the design runs after the chaos run unless skipped.
+    'skip-model': { type: 'boolean', default: false },
   },
 });
 const seed = values.seed === undefined ? randomSeed() : Number(values.seed);
@@ -57,7 +62,7 @@ if (
   (values.failover !== undefined && process.env['DATABASE_URL'])
 ) {
   console.error(
-    'usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant real|unguarded-complete|session-token-in-transaction|renew-without-expiry|async-commit|lost-enqueue-answer-retried|unordered-enqueue|no-epoch] [--volume high|normal] [--failover sync|async] (not with DATABASE_URL)',
+    `usage: npm run chaos -- [--seed <integer>] [--duration 30m] [--variant ${VARIANTS.join('|')}] [--volume high|normal] [--failover sync|async] (not with DATABASE_URL) [--skip-model]`,
   );
   process.exit(2);
 }
@@ -81,6 +86,9 @@ console.log(`database: ${result.durability}`);
 console.log(summaryLine(result));
 console.log(linearizabilityLine(result.linearizability));
 if (failover) for (const line of failoverLines(result)) console.log(line);
+// The design the run exercised, checked by the formal model (after the run, not to slow it).
+const design = values['skip-model'] ? undefined : await checkDesign(failover);
+if (design) console.log(design.line);
 // Which children died on their own, and the last thing each said, so a crash can be looked into.
 for (const crash of result.history.crashes)
   console.log(`crashed: ${crash.proc}#${crash.incarnation}: ${crash.stderr.slice(-3).join(' | ')}`);
@@ -93,6 +101,7 @@ if (result.violations.length > 0) {
   );
   process.exit(1);
 }
+if (design && !design.ok) process.exit(1);
 // A failover run in which no standby was promoted proved nothing about failovers.
 if (failover && promotionCount(result) === 0) {
   console.log('no failover or switchover promoted the standby: the run does not count');
