@@ -86,6 +86,8 @@ function leaseOperation(
     unknown: true as const,
     deadline: invoke.t + UNANSWERED_EFFECT_MS,
   };
+  // Refused by the server or never sent: nothing happened, nothing to check.
+  if (answer?.error !== undefined && answer.noEffect) return null;
   if (!answer || answer.error !== undefined) return unknown;
   let output: LeaseOutput;
   if (!answer.ok) {
