@@ -372,12 +372,15 @@ export function checkPartition<S, I, O>(
 export function checkOperations<S, I, O>(
   model: Model<S, I, O>,
   history: readonly Operation<I, O>[],
-  budget: Budget = {},
+  budget: Budget | (() => Budget) = {},
 ): CheckResult {
   const started = performance.now();
   const numbered = history.map((op, i) => (op.id === undefined ? { ...op, id: i } : op));
   const parts = model.partition ? model.partition(numbered) : [numbered];
-  const partitions = parts.map((p) => checkPartition(model, p, budget));
+  // A function gives each partition what is left of a budget shared by all of them.
+  const partitions = parts.map((p) =>
+    checkPartition(model, p, typeof budget === 'function' ? budget() : budget),
+  );
   const verdict = partitions.some((p) => p.verdict === 'illegal')
     ? 'illegal'
     : partitions.some((p) => p.verdict === 'unknown')
