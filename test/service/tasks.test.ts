@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Leasehold } from '../../src/leasehold.js';
+import { QUEUE_LIMITS } from '../../src/queue/enqueue-options.js';
 import { closeTestDatabase } from '../support/database.js';
 import { call, withApp, type Json } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -59,7 +60,9 @@ describe('task routes', () => {
       assert.deepEqual(created.task_data, { sleep_duration_seconds: 1 });
       assert.equal(created.processor, null);
       assert.equal(created.processed_at, null);
-      assert.equal(created.max_attempts, 5);
+      // The library's default since decision 0231 (the route had its own 5 before).
+      assert.equal(created.max_attempts, QUEUE_LIMITS.maxAttemptsDefault);
+      assert.equal(created.max_attempts, 10);
 
       const keyed = await create(app, { task_data: { n: 1 }, key: 'once', max_attempts: 2 });
       const again = await call(app, 'POST', '/api/tasks', { task_data: { n: 2 }, key: 'once' });
