@@ -681,6 +681,26 @@ describe('task routes', () => {
       assert.equal(text.body.error?.code, 'unsupported_media_type');
       const missingField = await call(app, 'POST', '/api/tasks/next', { processor: '' });
       assert.match(missingField.body.error?.message ?? '', /body\.processor/, 'names the field');
+      // What jsonb cannot store is refused by the library's enqueue validator (decision 0231),
+      // naming the field as this API spells it, with the message the route gave before.
+      for (const [escaped, what] of [
+        ['\\u0000', 'NUL characters'],
+        ['\\udc00', 'lone surrogates'],
+      ] as const) {
+        const refused = await call(
+          app,
+          'POST',
+          '/api/tasks',
+          `{"task_data":{"a":"x${escaped}"}}`,
+          raw,
+        );
+        assert.equal(refused.status, 400, refused.text);
+        assert.equal(refused.body.error?.code, 'invalid_argument');
+        assert.equal(
+          refused.body.error?.message,
+          `task_data: must not contain ${what} in keys or strings`,
+        );
+      }
 
       assert.deepEqual(await allJobs(lh), before, 'nothing was written');
     }));
