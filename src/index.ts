@@ -1,5 +1,11 @@
 // Public entry point of the `leasehold` package: re-exports only.
-export { Leasehold, type ConnectOptions, type MemoryOptions } from './leasehold.js';
+export {
+  Leasehold,
+  type ConnectOptions,
+  type LeaseholdFacade,
+  type MemoryOptions,
+} from './leasehold.js';
+export { ControlManager } from './controls/control-manager.js';
 export * from './core/errors.js';
 export type {
   FencingToken,
@@ -33,6 +39,8 @@ export {
   type LeaseTerm,
   type ListOptions,
   type WithLeaseResult,
+  type HolderRef,
+  type ReleaseByIdOptions,
 } from './leases/lease-manager.js';
 export { HeldLease, type HeldLeaseState, type HeldLeaseCallbacks } from './core/held-lease.js';
 export { defaultMargin } from './core/trust.js';
@@ -40,6 +48,13 @@ export { defaultHolderId } from './runtime/identity.js';
 // --- queue and workers ---
 export { Queue, type EnqueuedJob, type BulkJob, ENQUEUE_BATCH_MAX } from './queue/queue.js';
 export { QUEUE_LIMITS, type EnqueueOptions } from './queue/enqueue-options.js';
+export {
+  JobManager,
+  type ClaimOptions,
+  type ClaimRef,
+  type JobFailureReport,
+  type JobListOptions,
+} from './queue/job-manager.js';
 export { Worker, type WorkerEvents, type WorkerState, type DrainResult } from './queue/worker.js';
 export type { WorkerOptions, JobHandler, JobContext } from './queue/worker-options.js';
 export { PermanentJobError } from './queue/retry-policy.js';

@@ -4,6 +4,9 @@ import type { Engine, MigrationReport } from './engine/engine.js';
 import { MemoryEngine } from './engine/memory/memory-engine.js';
 import type { ConnectionTimingOptions } from './engine/postgres/connection-timing.js';
 import { PostgresEngine, type PoolMode } from './engine/postgres/postgres-engine.js';
+import { ControlManager } from './controls/control-manager.js';
+import { InvalidArgumentError } from './core/errors.js';
+import { LIMITS, requireSafeInteger } from './core/validate.js';
 import { LeaseManager } from './leases/lease-manager.js';
 import { Fence } from './locks/fence.js';
 import { LockManager } from './locks/lock-manager.js';
@@ -12,6 +15,7 @@ import type { ElectionOptions } from './locks/elector-options.js';
 import { Schedule } from './schedules/schedule.js';
 import type { ScheduleOptions } from './schedules/schedule-options.js';
 import type { ScheduledFunction } from './schedules/slot-run.js';
+import { JobManager } from './queue/job-manager.js';
 import { Maintainer, type MaintainerOptions } from './queue/maintenance/maintainer.js';
 import { Queue, singleEnqueues } from './queue/queue.js';
 import { Worker } from './queue/worker.js';
@@ -46,10 +50,20 @@ export interface ConnectOptions extends ConnectionTimingOptions {
   preparedStatements?: boolean;
 }
 
+/** A schedule as its newest claimed slot describes it (see `listSchedules`). */
+export type ScheduleSummary = Awaited<ReturnType<Engine['scheduleList']>>[number];
+
 export interface MemoryOptions {
   /** Give a ManualClock to control time (see `leasehold/testing`). */
   clock?: Clock;
 }
+
+/**
+ * Leasehold as its own applications (the HTTP service, the CLI, the demo processes) see it:
+ * every manager, but not the engine, so they pass through the same validation and coalescing
+ * as any other caller of the library (decision 0231).
+ */
+export type LeaseholdFacade = Omit<Leasehold, 'engine'>;
 
 /**
  * The front door. One Leasehold per process and database is the intended use: it owns the
@@ -67,15 +81,49 @@ export class Leasehold {
   readonly leases: LeaseManager;
   /** Advisory, session and lease locks: `lh.locks.lease('nightly', { ttl: '30s' })`. */
   readonly locks: LockManager;
+  /** Jobs by id across queues: reads, administration, and the claim protocol for remote consumers. */
+  readonly jobs: JobManager;
+  /** Named settings every instance agrees on: `lh.controls.get('generator')`. */
+  readonly controls: ControlManager;
   // --- elections and schedules ---
   private readonly electionServices = new Set<Election | Schedule>();
   // --- queue and workers ---
   private readonly queueServices = new Set<{ stop(): Promise<unknown> }>();
   private enqueues: ReturnType<typeof singleEnqueues> | undefined;
 
-  private constructor(readonly engine: Engine) {
+  /**
+   * The engine underneath, for building on the seam itself (a wrapper, a conformance run). The
+   * managers above are the way in: they validate input and share statements (the HTTP service,
+   * CLI and processes use only them; see LeaseholdFacade).
+   */
+  readonly engine: Engine;
+
+  private constructor(engine: Engine) {
+    this.engine = engine;
     this.leases = new LeaseManager(engine);
     this.locks = new LockManager(engine);
+    this.jobs = new JobManager(engine);
+    this.controls = new ControlManager(engine);
+  }
+
+  /** The clock that schedules timers (and, for the memory engine, decides validity). */
+  get clock(): Clock {
+    return this.engine.clock;
+  }
+
+  /** Now, by the clock that decides validity: the database's for PostgreSQL. */
+  now(): Promise<Date> {
+    return this.engine.now();
+  }
+
+  /** Schedules declared anywhere on this database, each as its newest claimed slot describes it. */
+  async listSchedules(options: { limit?: number } = {}): Promise<ScheduleSummary[]> {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'must be an object { limit? }');
+    const limit = requireSafeInteger('limit', options.limit ?? 100, 1);
+    if (limit > LIMITS.listMaxLimit)
+      throw new InvalidArgumentError('limit', `must be at most ${LIMITS.listMaxLimit}`);
+    return this.engine.scheduleList({ limit });
   }
 
   static async connect(options: ConnectOptions): Promise<Leasehold> {

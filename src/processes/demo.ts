@@ -8,16 +8,16 @@
  */
 import type { Writable } from 'node:stream';
 import { formatDuration } from '../core/duration.js';
-import type { Leasehold } from '../leasehold.js';
+import type { LeaseholdFacade } from '../leasehold.js';
 import type { TypedEvents } from '../runtime/events.js';
 import type { ServiceEventMap } from '../service/context.js';
 import type { RunningServer } from '../service/server.js';
-import { setGeneratorRunning } from './generator.js';
+import { TASKS_QUEUE, setGeneratorRunning } from '../tasks/task-domain.js';
 import { startQueueReport } from './queue-report.js';
 import { Supervisor } from './supervisor.js';
 
 export interface DemoOptions {
-  lh: Leasehold;
+  lh: LeaseholdFacade;
   server: RunningServer;
   /** The service's events (given to `startServer`): the demo counts the tasks handed back. */
   serviceEvents: TypedEvents<ServiceEventMap>;
@@ -113,11 +113,10 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
     stop: async () => {
       say('stopping: workers hand back their tasks, generators release their lease');
       await Promise.all([supervisor.stop(), report.close()]);
-      const claimed = await o.lh.engine.jobList({
-        queue: 'tasks',
+      const claimed = await o.lh.jobs.list({
+        queue: TASKS_QUEUE,
         status: 'processing',
         limit: 1_000,
-        offset: 0,
       });
       return { handedBack, stillClaimed: claimed.length };
     },

@@ -150,7 +150,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     events: options.events ?? new TypedEvents<ServiceEventMap>(),
     instanceId: options.instanceId ?? defaultHolderId(),
   };
-  const metrics = createMetrics(ctx);
+  const metrics = createMetrics(ctx.lh);
   ctx.metrics = metrics;
   metricsRoutes(app, metrics);
   healthRoutes(app, ctx);

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ServiceContext } from './context.js';
+import type { LeaseholdFacade } from '../leasehold.js';
 
 export interface ServiceMetrics {
   readonly registry: Registry;
@@ -17,7 +17,7 @@ export interface ServiceMetrics {
   readonly claimLatency: Histogram<'queue'>;
 }
 
-export function createMetrics(ctx: ServiceContext): ServiceMetrics {
+export function createMetrics(lh: LeaseholdFacade): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'leasehold_' });
   const metrics: ServiceMetrics = {
@@ -64,7 +64,7 @@ export function createMetrics(ctx: ServiceContext): ServiceMetrics {
     registers: [registry],
     async collect() {
       // Counted in the database: a listing would stop at its page size.
-      this.set(await ctx.lh.engine.leaseCountActive());
+      this.set(await lh.leases.countActive());
     },
   });
   new Gauge({
@@ -74,7 +74,7 @@ export function createMetrics(ctx: ServiceContext): ServiceMetrics {
     registers: [registry],
     async collect() {
       this.reset();
-      for (const row of await ctx.lh.engine.jobCounts().catch(() => []))
+      for (const row of await lh.jobs.counts().catch(() => []))
         this.set({ queue: row.queue, status: row.status }, row.count);
     },
   });

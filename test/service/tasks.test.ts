@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Leasehold } from '../../src/leasehold.js';
+import { QUEUE_LIMITS } from '../../src/queue/enqueue-options.js';
 import { closeTestDatabase } from '../support/database.js';
 import { call, withApp, type Json } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -59,7 +60,9 @@ describe('task routes', () => {
       assert.deepEqual(created.task_data, { sleep_duration_seconds: 1 });
       assert.equal(created.processor, null);
       assert.equal(created.processed_at, null);
-      assert.equal(created.max_attempts, 5);
+      // The library's default since decision 0231 (the route had its own 5 before).
+      assert.equal(created.max_attempts, QUEUE_LIMITS.maxAttemptsDefault);
+      assert.equal(created.max_attempts, 10);
 
       const keyed = await create(app, { task_data: { n: 1 }, key: 'once', max_attempts: 2 });
       const again = await call(app, 'POST', '/api/tasks', { task_data: { n: 2 }, key: 'once' });
@@ -678,6 +681,26 @@ describe('task routes', () => {
       assert.equal(text.body.error?.code, 'unsupported_media_type');
       const missingField = await call(app, 'POST', '/api/tasks/next', { processor: '' });
       assert.match(missingField.body.error?.message ?? '', /body\.processor/, 'names the field');
+      // What jsonb cannot store is refused by the library's enqueue validator (decision 0231),
+      // naming the field as this API spells it, with the message the route gave before.
+      for (const [escaped, what] of [
+        ['\\u0000', 'NUL characters'],
+        ['\\udc00', 'lone surrogates'],
+      ] as const) {
+        const refused = await call(
+          app,
+          'POST',
+          '/api/tasks',
+          `{"task_data":{"a":"x${escaped}"}}`,
+          raw,
+        );
+        assert.equal(refused.status, 400, refused.text);
+        assert.equal(refused.body.error?.code, 'invalid_argument');
+        assert.equal(
+          refused.body.error?.message,
+          `task_data: must not contain ${what} in keys or strings`,
+        );
+      }
 
       assert.deepEqual(await allJobs(lh), before, 'nothing was written');
     }));

@@ -7,9 +7,15 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
-import { LeaseLostError, NotFoundError, TaskDoneError } from '../../core/errors.js';
+import {
+  InvalidArgumentError,
+  LeaseLostError,
+  NotFoundError,
+  TaskDoneError,
+} from '../../core/errors.js';
 import type { Job, JobStatus } from '../../core/types.js';
-import { requireJsonObject } from '../../core/validate.js';
+import type { EnqueueOptions } from '../../queue/enqueue-options.js';
+import { TASKS_QUEUE } from '../../tasks/task-domain.js';
 import type { ServiceContext } from '../context.js';
 import { jobRefusal } from '../job-refusal.js';
 import { ErrorResponse, IdParams } from '../schemas/common.js';
@@ -27,15 +33,16 @@ import {
 } from '../schemas/tasks.js';
 import { taskJson } from '../serialize-task.js';
 
-export const TASKS_QUEUE = 'tasks';
+/** Kept for callers that knew the name from here; the task domain owns it (tasks/task-domain.ts). */
+export { TASKS_QUEUE };
 const DEFAULT_LEASE_SECONDS = 30;
-const DEFAULT_MAX_ATTEMPTS = 5;
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 503: ErrorResponse };
 const refusals = { 404: ErrorResponse, 409: ErrorResponse };
 
 export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const { lh, events } = ctx;
-  const engine = lh.engine;
+  const jobs = lh.jobs;
+  const tasks = lh.queue(TASKS_QUEUE);
 
   const list = (status: JobStatus | undefined, path: string, summary: string): void => {
     app.get<{ Querystring: Static<typeof TaskListQuery> }>(path, {
@@ -47,13 +54,13 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         response: { 200: TaskList, ...errors },
       },
       handler: async (request) => {
-        const jobs = await engine.jobList({
+        const found = await jobs.list({
           queue: TASKS_QUEUE,
           ...(status ? { status } : {}),
           limit: request.query.limit ?? 100,
           offset: request.query.offset ?? 0,
         });
-        return { tasks: jobs.map(taskJson) };
+        return { tasks: found.map(taskJson) };
       },
     });
   };
@@ -71,25 +78,21 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     },
     handler: async (request, reply) => {
       const b = request.body;
-      // What jsonb refuses (NUL, lone surrogates) is refused here, naming the field, rather
-      // than by PostgreSQL naming the statement. The body limit already bounds the size.
-      const taskData = requireJsonObject('task_data', b.task_data, Number.POSITIVE_INFINITY);
-      const [outcome] = await engine.jobEnqueue({
-        jobs: [
-          {
-            queue: TASKS_QUEUE,
-            payload: taskData,
-            key: b.key ?? null,
-            partitionKey: b.partition_key ?? null,
-            priority: b.priority ?? 0,
-            runAt: b.scheduled_at ? new Date(b.scheduled_at) : null,
-            maxAttempts: b.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
-          },
-        ],
-      });
-      const task = taskJson(outcome!.job);
-      if (outcome!.created) events.emit('task:created', task);
-      return reply.code(outcome!.created ? 201 : 200).send(task);
+      // The library's enqueue, its one validator and its defaults (maxAttempts 10; decision
+      // 0231), its single-enqueue coalescer too. The schema has made task_data an object.
+      const options: EnqueueOptions = {
+        ...(b.key === undefined ? {} : { key: b.key }),
+        ...(b.partition_key === undefined ? {} : { partitionKey: b.partition_key }),
+        ...(b.priority === undefined ? {} : { priority: b.priority }),
+        ...(b.scheduled_at ? { runAt: new Date(b.scheduled_at) } : {}),
+        ...(b.max_attempts === undefined ? {} : { maxAttempts: b.max_attempts }),
+      };
+      const { created, ...job } = await tasks
+        .enqueue(b.task_data, options)
+        .catch((error: unknown) => Promise.reject(inTaskFieldNames(error)));
+      const task = taskJson(job);
+      if (created) events.emit('task:created', task);
+      return reply.code(created ? 201 : 200).send(task);
     },
   });
 
@@ -118,11 +121,9 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     },
     handler: async (request, reply) => {
       const started = performance.now();
-      const [job] = await engine.jobClaimBatch({
-        queues: [TASKS_QUEUE],
+      const [job] = await jobs.claim(TASKS_QUEUE, {
         workerId: request.body.processor,
-        limit: 1,
-        leaseTtlMs: leaseMs(request.body.lease_seconds),
+        leaseTtl: leaseMs(request.body.lease_seconds),
       });
       ctx.metrics?.claimLatency.observe(
         { queue: TASKS_QUEUE },
@@ -150,10 +151,8 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         const { id } = request.params;
         const { processor, token } = request.body;
         const generation = generationOf(await mustFind(id), processor, token);
-        const [renewed] = await engine.jobRenewLeases({
-          workerId: processor,
-          jobs: [{ id, generation }],
-          leaseTtlMs: leaseMs(request.body.lease_seconds),
+        const [renewed] = await jobs.renewClaims(processor, [{ id, generation }], {
+          leaseTtl: leaseMs(request.body.lease_seconds),
         });
         if (!renewed) throw refusal(await mustFind(id), processor, token);
         return reply.code(202).send({
@@ -181,10 +180,9 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         const { processor, token, task_output } = request.body;
         const claimed = await mustFind(id);
         const generation = generationOf(claimed, processor, token);
-        const accepted = await engine.jobComplete({
-          workerId: processor,
-          jobs: [{ id, generation, result: task_output ?? null }],
-        });
+        const accepted = await jobs.complete(processor, [
+          { id, generation, result: task_output ?? null },
+        ]);
         const done = await mustFind(id);
         if (!accepted.includes(id)) throw refusal(done, processor, token);
         observeDuration(claimed, done, 'completed');
@@ -212,12 +210,9 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         const { processor, token, error, retry_in_seconds } = request.body;
         const claimed = await mustFind(id);
         const generation = generationOf(claimed, processor, token);
-        const [failed] = await engine.jobFail({
-          workerId: processor,
-          jobs: [
-            { id, generation, error, retryDelayMs: Math.round((retry_in_seconds ?? 1) * 1000) },
-          ],
-        });
+        const [failed] = await jobs.fail(processor, [
+          { id, generation, error, retryDelay: Math.round((retry_in_seconds ?? 1) * 1000) },
+        ]);
         const after = await mustFind(id);
         if (!failed) throw refusal(after, processor, token);
         observeDuration(claimed, after, failed.outcome);
@@ -244,10 +239,7 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         const { id } = request.params;
         const { processor, token } = request.body;
         const generation = generationOf(await mustFind(id), processor, token);
-        const handedBack = await engine.jobHandBack({
-          workerId: processor,
-          jobs: [{ id, generation }],
-        });
+        const handedBack = await jobs.handBack(processor, [{ id, generation }]);
         const after = await mustFind(id);
         if (!handedBack.includes(id)) throw refusal(after, processor, token);
         const task = taskJson(after);
@@ -273,8 +265,7 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         const { id } = request.params;
         // Read first: these routes act only on the tasks queue, never on another queue's job.
         const before = await mustFind(id);
-        const job =
-          action === 'cancel' ? await engine.jobCancel({ id }) : await engine.jobRetry({ id });
+        const job = action === 'cancel' ? await jobs.cancel(id) : await jobs.retry(id);
         // jobCancel answers the job as it is, so a finished one comes back unchanged.
         if (job && (action === 'retry' || job.status === 'cancelled')) {
           // A cancel of an already cancelled task answers the same, without a second event.
@@ -289,7 +280,7 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
 
   /** The task, read before acting: task routes never touch a job of another queue. */
   async function mustFind(id: number): Promise<Job> {
-    const job = await engine.jobGet({ id });
+    const job = await jobs.get(id);
     if (!job || job.queue !== TASKS_QUEUE) throw new NotFoundError('task', id);
     return job;
   }
@@ -324,6 +315,22 @@ function refusal(job: Job, processor: string, token: number | undefined): Error 
     reason = 'the claim expired and the task went back to the queue';
   else reason = 'the claim expired';
   return new LeaseLostError(`task:${job.id}`, reason);
+}
+
+/** The library's field names, as the task API spells them. */
+const TASK_FIELDS: Readonly<Record<string, string>> = {
+  payload: 'task_data',
+  partitionKey: 'partition_key',
+  maxAttempts: 'max_attempts',
+  runAt: 'scheduled_at',
+};
+
+/** An enqueue's invalid_argument naming the task API's field (task_data, not payload). */
+function inTaskFieldNames(error: unknown): unknown {
+  if (!(error instanceof InvalidArgumentError)) return error;
+  const field = TASK_FIELDS[error.field];
+  if (field === undefined) return error;
+  return new InvalidArgumentError(field, error.message.slice(error.field.length + 2));
 }
 
 function leaseMs(seconds: number | undefined): number {
