@@ -295,7 +295,7 @@ function flavourCases(h: EngineHarness, f: Flavour): void {
         if (f.fenced) assert.ok((next as number) > (token as number), `${next} > ${token}`);
         await waiter.unlock();
       },
-      { requires: [...f.requires, 'crossProcess'] },
+      { requires: [...f.requires, 'crossProcess'], engine: 'postgres' },
     );
   });
 
