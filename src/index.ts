@@ -1,5 +1,10 @@
 // Public entry point of the `leasehold` package: re-exports only.
-export { Leasehold, type ConnectOptions, type MemoryOptions } from './leasehold.js';
+export {
+  Leasehold,
+  type ConnectOptions,
+  type LeaseholdEvents,
+  type MemoryOptions,
+} from './leasehold.js';
 export * from './core/errors.js';
 export type {
   FencingToken,
@@ -25,6 +30,21 @@ export {
   type PoolMode,
 } from './engine/postgres/postgres-engine.js';
 export { MemoryEngine, type MemoryEngineOptions } from './engine/memory/memory-engine.js';
+export {
+  ENGINE_CALLS,
+  instrumentEngine,
+  type EngineCallEvent,
+  type EngineCallListener,
+  type EngineCallName,
+  type InstrumentedEngine,
+} from './engine/instrumented-engine.js';
+export {
+  DEFAULT_DURATION_BUCKETS_MS,
+  EngineMetrics,
+  type EngineMetricsSnapshot,
+  type OperationMetrics,
+} from './engine/engine-metrics.js';
+export type { EngineOperationName, EngineOperations } from './engine/families.js';
 export {
   LeaseManager,
   type AcquireOptions,
