@@ -34,7 +34,9 @@ export {
   ENGINE_CALLS,
   instrumentEngine,
   type EngineCallEvent,
+  type EngineCallEventOf,
   type EngineCallListener,
+  type EngineCallParams,
   type EngineCallName,
   type InstrumentedEngine,
 } from './engine/instrumented-engine.js';

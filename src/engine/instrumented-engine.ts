@@ -17,7 +17,7 @@
  */
 import { isLeaseholdError, type ErrorCode } from '../core/errors.js';
 import type { Engine } from './engine.js';
-import { ENGINE_OPERATIONS, type EngineOperationName } from './families.js';
+import { ENGINE_OPERATIONS, type EngineOperationName, type EngineOperations } from './families.js';
 
 /** Every call an engine answers: the family operations and the basics. */
 export type EngineCallName = EngineOperationName | 'migrate' | 'now' | 'close';
@@ -29,9 +29,19 @@ export const ENGINE_CALLS: readonly EngineCallName[] = [
   'close',
 ];
 
-/** One settled engine call. */
-export interface EngineCallEvent {
-  readonly operation: EngineCallName;
+/** What an engine call was given: its params object (undefined for the basics). */
+export type EngineCallParams<K extends EngineCallName> = K extends EngineOperationName
+  ? Parameters<EngineOperations[K]>[0]
+  : undefined;
+
+/** One settled call of operation `K`. */
+export interface EngineCallEventOf<K extends EngineCallName> {
+  readonly operation: K;
+  /**
+   * The params the call was given, as given (the same object: read it, do not keep or change
+   * it), for labels and trace attributes such as a claim's queues.
+   */
+  readonly params: EngineCallParams<K>;
   /** The engine's name (`postgres`, `memory`, …). */
   readonly engine: string;
   /** From the call until its promise settled, in milliseconds (performance.now()). */
@@ -40,6 +50,9 @@ export interface EngineCallEvent {
   /** The error's stable code; `internal` for an error that is not a LeaseholdError; null when ok. */
   readonly errorCode: ErrorCode | null;
 }
+
+/** One settled engine call; narrow on `operation` to type `params`. */
+export type EngineCallEvent = { [K in EngineCallName]: EngineCallEventOf<K> }[EngineCallName];
 
 export type EngineCallListener = (event: EngineCallEvent) => void;
 
@@ -75,14 +88,20 @@ export function instrumentEngine(engine: Engine): InstrumentedEngine {
     ]),
   );
 
-  const report = (operation: EngineCallName, started: number, error: unknown): void => {
-    const event: EngineCallEvent = {
+  const report = (
+    operation: EngineCallName,
+    params: unknown,
+    started: number,
+    error: unknown,
+  ): void => {
+    const event = {
       operation,
+      params,
       engine: engine.name,
       durationMs: performance.now() - started,
       outcome: error === undefined ? 'ok' : 'error',
       errorCode: error === undefined ? null : isLeaseholdError(error) ? error.code : 'internal',
-    };
+    } as EngineCallEvent;
     for (const listener of listeners) {
       try {
         listener(event);
@@ -100,16 +119,16 @@ export function instrumentEngine(engine: Engine): InstrumentedEngine {
       try {
         pending = calls[name](params);
       } catch (error) {
-        report(name, started, error ?? new Error('undefined thrown'));
+        report(name, params, started, error ?? new Error('undefined thrown'));
         throw error;
       }
       return pending.then(
         (value) => {
-          report(name, started, undefined);
+          report(name, params, started, undefined);
           return value;
         },
         (error: unknown) => {
-          report(name, started, error ?? new Error('undefined rejection'));
+          report(name, params, started, error ?? new Error('undefined rejection'));
           throw error;
         },
       );

@@ -135,6 +135,24 @@ for (const [engineName, withEngine] of ENGINES) {
         assert.equal(seen, 1);
       }));
 
+    it('carries the params of each call, typed by its operation', () =>
+      withEngine('params', async (engine) => {
+        const lh = Leasehold.fromEngine(engine);
+        const claimed: string[][] = [];
+        lh.on('engine', (call) => {
+          if (call.operation === 'jobClaimBatch') claimed.push([...call.params.queues]);
+        });
+        await lh.queue('billing').enqueue({ invoice: 1 });
+        const jobs = await lh.engine.jobClaimBatch({
+          queues: ['billing', 'mail'],
+          workerId: 'w1',
+          limit: 1,
+          leaseTtlMs: 60_000,
+        });
+        assert.equal(jobs.length, 1);
+        assert.deepEqual(claimed, [['billing', 'mail']]);
+      }));
+
     it('reports a rejected call without changing its rejection, and survives a throwing listener', () =>
       withEngine('errors', async (engine) => {
         const lh = Leasehold.fromEngine(engine);
