@@ -11,7 +11,10 @@ import type { Engine, EngineCapabilities, MigrationReport } from '../engine.js';
 import { MemoryControls } from './memory-controls.js';
 import { MemoryJobs } from './memory-jobs.js';
 import { MemoryLeases } from './memory-leases.js';
-import { MemoryLocks } from './memory-locks.js';
+import { MemoryConnectionLocks } from './memory-connection-locks.js';
+import { MemoryFences } from './memory-fences.js';
+import { MemoryLeaseLocks } from './memory-lease-locks.js';
+import { MemoryScheduleSlots } from './memory-schedule-slots.js';
 import { MemoryNotifier } from './memory-notifier.js';
 import { MemoryWorkers } from './memory-workers.js';
 
@@ -33,22 +36,22 @@ export class MemoryEngine extends ComposedEngine implements Engine {
   readonly capabilities = CAPABILITIES;
   readonly clock: Clock;
   private readonly state: { closed: boolean };
-  private readonly locks: MemoryLocks;
+  private readonly connectionLocks: MemoryConnectionLocks;
 
   constructor(options: MemoryEngineOptions = {}) {
     const clock = options.clock ?? systemClock;
     const now = (): Date => clock.now();
     const notifier = new MemoryNotifier();
     const publish = (topic: string, payload: string): void => notifier.publish(topic, payload);
-    const locks = new MemoryLocks(now, publish);
+    const connectionLocks = new MemoryConnectionLocks();
     const state = { closed: false };
     super(
       {
         leases: new MemoryLeases(now),
-        connectionLocks: locks,
-        leaseLocks: locks,
-        scheduleSlots: locks,
-        fences: locks,
+        connectionLocks,
+        leaseLocks: new MemoryLeaseLocks(now, publish),
+        scheduleSlots: new MemoryScheduleSlots(now),
+        fences: new MemoryFences(),
         jobs: new MemoryJobs(now, publish),
         workers: new MemoryWorkers(now),
         notifications: notifier,
@@ -63,7 +66,7 @@ export class MemoryEngine extends ComposedEngine implements Engine {
     );
     this.clock = clock;
     this.state = state;
-    this.locks = locks;
+    this.connectionLocks = connectionLocks;
   }
 
   async migrate(): Promise<MigrationReport> {
@@ -76,6 +79,6 @@ export class MemoryEngine extends ComposedEngine implements Engine {
 
   async close(): Promise<void> {
     this.state.closed = true;
-    this.locks.close(new ClosedError('MemoryEngine')); // as dropped connections: holders are told
+    this.connectionLocks.close(new ClosedError('MemoryEngine')); // as dropped connections: holders are told
   }
 }

@@ -21,7 +21,11 @@ import { Migrator } from './migrator.js';
 import { PostgresControls } from './postgres-controls.js';
 import { PostgresJobs } from './postgres-jobs.js';
 import { PostgresLeases } from './postgres-leases.js';
-import { PostgresLocks } from './postgres-locks.js';
+import { lockQueries, type LockQueries } from './lock-queries.js';
+import { PostgresConnectionLocks } from './postgres-connection-locks.js';
+import { PostgresFences } from './postgres-fences.js';
+import { PostgresLeaseLocks } from './postgres-lease-locks.js';
+import { PostgresScheduleSlots } from './postgres-schedule-slots.js';
 import { PostgresNotifier } from './postgres-notifier.js';
 import { PostgresWorkers } from './postgres-workers.js';
 import { quoteSchema } from './sql-identifiers.js';
@@ -135,7 +139,7 @@ export class PostgresEngine extends ComposedEngine implements Engine {
   private readonly ownsPool: boolean;
   private readonly notifier: PostgresNotifier;
   private readonly jobs: PostgresJobs;
-  private readonly locks: PostgresLocks;
+  private readonly connectionLocks: PostgresConnectionLocks;
 
   constructor(options: PostgresEngineOptions) {
     const schema = options.schema ?? 'leasehold';
@@ -192,8 +196,9 @@ export class PostgresEngine extends ComposedEngine implements Engine {
     );
     const notifier = new PostgresNotifier(ctx, clientConfig, clock);
     const jobs = new PostgresJobs(ctx);
-    const locks = new PostgresLocks(ctx);
-    super(families(poolMode, ctx, { notifier, jobs, locks }));
+    const sql = lockQueries(quotedSchema);
+    const connectionLocks = new PostgresConnectionLocks(ctx, sql);
+    super(families(poolMode, ctx, sql, { notifier, jobs, connectionLocks }));
     this.schema = schema;
     this.pool = pool;
     this.ownsPool = ownsPool;
@@ -204,7 +209,7 @@ export class PostgresEngine extends ComposedEngine implements Engine {
     this.ctx = ctx;
     this.notifier = notifier;
     this.jobs = jobs;
-    this.locks = locks;
+    this.connectionLocks = connectionLocks;
   }
 
   async migrate(): Promise<MigrationReport> {
@@ -226,7 +231,7 @@ export class PostgresEngine extends ComposedEngine implements Engine {
     await this.jobs.flushNotifications();
     this.ctx.markClosed();
     await this.notifier.close();
-    this.locks.close(); // dedicated lock connections: their holders' signals fire
+    this.connectionLocks.close(); // dedicated lock connections: their holders' signals fire
     if (this.ownsPool) await this.pool.end();
   }
 }
@@ -239,9 +244,14 @@ export class PostgresEngine extends ComposedEngine implements Engine {
 function families(
   poolMode: PoolMode,
   ctx: PgContext,
-  shared: { notifier: PostgresNotifier; jobs: PostgresJobs; locks: PostgresLocks },
+  sql: LockQueries,
+  shared: {
+    notifier: PostgresNotifier;
+    jobs: PostgresJobs;
+    connectionLocks: PostgresConnectionLocks;
+  },
 ): EngineFamilies {
-  const { notifier, jobs, locks } = shared;
+  const { notifier, jobs, connectionLocks } = shared;
   const pooled = poolMode === 'transaction';
   return {
     leases: new PostgresLeases(ctx),
@@ -249,10 +259,10 @@ function families(
       ? refusingFamily('connectionLocks', (operation) =>
           sessionBound(operation.startsWith('advisory') ? 'advisory locks' : 'session locks'),
         )
-      : locks,
-    leaseLocks: locks,
-    scheduleSlots: locks,
-    fences: locks,
+      : connectionLocks,
+    leaseLocks: new PostgresLeaseLocks(ctx, sql),
+    scheduleSlots: new PostgresScheduleSlots(ctx, sql),
+    fences: new PostgresFences(ctx, sql),
     jobs,
     workers: new PostgresWorkers(ctx),
     notifications: pooled
