@@ -2,6 +2,7 @@
 export {
   Leasehold,
   type ConnectOptions,
+  type LeaseholdEvents,
   type LeaseholdFacade,
   type MemoryOptions,
 } from './leasehold.js';
@@ -31,6 +32,23 @@ export {
   type PoolMode,
 } from './engine/postgres/postgres-engine.js';
 export { MemoryEngine, type MemoryEngineOptions } from './engine/memory/memory-engine.js';
+export {
+  ENGINE_CALLS,
+  instrumentEngine,
+  type EngineCallEvent,
+  type EngineCallEventOf,
+  type EngineCallListener,
+  type EngineCallParams,
+  type EngineCallName,
+  type InstrumentedEngine,
+} from './engine/instrumented-engine.js';
+export {
+  DEFAULT_DURATION_BUCKETS_MS,
+  EngineMetrics,
+  type EngineMetricsSnapshot,
+  type OperationMetrics,
+} from './engine/engine-metrics.js';
+export type { EngineOperationName, EngineOperations } from './engine/families.js';
 export {
   LeaseManager,
   type AcquireOptions,

@@ -1,11 +1,17 @@
 import type pg from 'pg';
+import { InvalidArgumentError } from './core/errors.js';
 import type { Clock } from './core/clock.js';
 import type { Engine, MigrationReport } from './engine/engine.js';
+import { EngineMetrics } from './engine/engine-metrics.js';
+import {
+  instrumentEngine,
+  type EngineCallEvent,
+  type InstrumentedEngine,
+} from './engine/instrumented-engine.js';
 import { MemoryEngine } from './engine/memory/memory-engine.js';
 import type { ConnectionTimingOptions } from './engine/postgres/connection-timing.js';
 import { PostgresEngine, type PoolMode } from './engine/postgres/postgres-engine.js';
 import { ControlManager } from './controls/control-manager.js';
-import { InvalidArgumentError } from './core/errors.js';
 import { LIMITS, requireSafeInteger } from './core/validate.js';
 import { LeaseManager } from './leases/lease-manager.js';
 import { Fence } from './locks/fence.js';
@@ -53,6 +59,12 @@ export interface ConnectOptions extends ConnectionTimingOptions {
 /** A schedule as its newest claimed slot describes it (see `listSchedules`). */
 export type ScheduleSummary = Awaited<ReturnType<Engine['scheduleList']>>[number];
 
+/** What `lh.on(name, listener)` can listen to. */
+export interface LeaseholdEvents {
+  /** Every engine call, once it settled: operation, duration, outcome and error code. */
+  engine: EngineCallEvent;
+}
+
 export interface MemoryOptions {
   /** Give a ManualClock to control time (see `leasehold/testing`). */
   clock?: Clock;
@@ -90,20 +102,22 @@ export class Leasehold {
   // --- queue and workers ---
   private readonly queueServices = new Set<{ stop(): Promise<unknown> }>();
   private enqueues: ReturnType<typeof singleEnqueues> | undefined;
-
+  // --- instrumentation ---
   /**
-   * The engine underneath, for building on the seam itself (a wrapper, a conformance run). The
-   * managers above are the way in: they validate input and share statements (the HTTP service,
-   * CLI and processes use only them; see LeaseholdFacade).
+   * The engine every manager uses: the one given, instrumented (src/engine/instrumented-engine.ts).
+   * It reads as that engine (`instanceof`, its own fields) and adds nothing to a call until
+   * someone listens through `on('engine')` or `engineMetrics()`.
    */
   readonly engine: Engine;
+  private readonly instrumented: InstrumentedEngine;
+  private metrics: EngineMetrics | undefined;
 
   private constructor(engine: Engine) {
-    this.engine = engine;
-    this.leases = new LeaseManager(engine);
-    this.locks = new LockManager(engine);
-    this.jobs = new JobManager(engine);
-    this.controls = new ControlManager(engine);
+    this.engine = this.instrumented = instrumentEngine(engine);
+    this.leases = new LeaseManager(this.engine);
+    this.locks = new LockManager(this.engine);
+    this.jobs = new JobManager(this.engine);
+    this.controls = new ControlManager(this.engine);
   }
 
   /** The clock that schedules timers (and, for the memory engine, decides validity). */
@@ -209,6 +223,34 @@ export class Leasehold {
     for (const s of this.electionServices)
       if (s.state === 'closed') this.electionServices.delete(s);
     this.electionServices.add(service);
+  }
+
+  /**
+   * Listens to `event` from now on; returns the function that stops listening. `engine`: every
+   * engine call (operation, duration, outcome ok/error, error code), for metrics and tracing.
+   *
+   * ```ts
+   * lh.on('engine', (call) => histogram.observe({ op: call.operation }, call.durationMs / 1000));
+   * ```
+   */
+  on<K extends keyof LeaseholdEvents>(
+    event: K,
+    listener: (payload: LeaseholdEvents[K]) => void,
+  ): () => void {
+    if (event !== 'engine') throw new InvalidArgumentError('event', 'must be "engine"');
+    return this.instrumented.onCall(listener);
+  }
+
+  /**
+   * Calls, errors by code and a duration histogram per engine operation, counted in process
+   * from the first call of this method on (it subscribes once, for the life of this Leasehold).
+   */
+  engineMetrics(): EngineMetrics {
+    if (!this.metrics) {
+      this.metrics = new EngineMetrics();
+      this.instrumented.onCall(this.metrics.record);
+    }
+    return this.metrics;
   }
 
   /** Creates or upgrades leasehold's tables; safe when many instances start at once. */

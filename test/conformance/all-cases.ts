@@ -1,5 +1,6 @@
 // Every conformance case family, in one list, so no engine can miss one.
 import type { EngineHarness } from './harness.js';
+import { controlEngineCases } from './engine/controls.cases.js';
 import { jobEngineCases } from './engine/jobs.cases.js';
 import { leaseBatchEngineCases } from './engine/lease-batches.cases.js';
 import { leaseEngineCases } from './engine/leases.cases.js';
@@ -22,6 +23,7 @@ export function defineAllCases(h: EngineHarness): void {
   lockEngineCases(h);
   jobEngineCases(h);
   workerEngineCases(h);
+  controlEngineCases(h);
   // toolkit level: the engine-agnostic services built on top
   heldLeaseCases(h);
   lockCases(h);
