@@ -152,6 +152,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   };
   const metrics = createMetrics(ctx.lh);
   ctx.metrics = metrics;
+  // The Leasehold may outlive the app (tests, embedding): stop listening to its engine on close.
+  app.addHook('onClose', (_app, done) => {
+    metrics.detach();
+    done();
+  });
   metricsRoutes(app, metrics);
   healthRoutes(app, ctx);
   leaseRoutes(app, ctx);

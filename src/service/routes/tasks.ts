@@ -120,15 +120,11 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
     },
     handler: async (request, reply) => {
-      const started = performance.now();
+      // Its latency is observed by the service's metrics from the engine's events (metrics.ts).
       const [job] = await jobs.claim(TASKS_QUEUE, {
         workerId: request.body.processor,
         leaseTtl: leaseMs(request.body.lease_seconds),
       });
-      ctx.metrics?.claimLatency.observe(
-        { queue: TASKS_QUEUE },
-        (performance.now() - started) / 1000,
-      );
       if (!job) return reply.code(204).send();
       const task = taskJson(job);
       events.emit('task:started', task);
