@@ -107,12 +107,12 @@ export {
   type ElectionEvents,
   type ElectionState,
   type LeaderInfo,
-} from './locks/elector.js';
+} from './locks/election.js';
 export type {
   ElectionCallbacks,
   ElectionOptions,
   ElectionTiming,
-} from './locks/elector-options.js';
+} from './locks/election-options.js';
 export { Schedule, type ScheduleEvents, type ScheduleState } from './schedules/schedule.js';
 export type { ScheduleMode, ScheduleOptions } from './schedules/schedule-options.js';
 export type {

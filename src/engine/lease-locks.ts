@@ -1,5 +1,5 @@
 /**
- * The lease-lock family of the engine seam: what lease locks and the elector are built on.
+ * The lease-lock family of the engine seam: what lease locks and elections are built on.
  *
  * Lease locks are rows with an expiry, like leases, plus the gaps a lock wants between terms:
  * `quietMs` after a release, `max(quietMs, delayMs)` after an expiry (a holder that failed),

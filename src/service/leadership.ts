@@ -7,7 +7,7 @@
  */
 import type { Lease } from '../core/types.js';
 import type { LeaseholdFacade, ScheduleSummary } from '../leasehold.js';
-import { ELECTION_LOCK_PREFIX } from '../locks/elector-options.js';
+import { ELECTION_LOCK_PREFIX } from '../locks/election-options.js';
 
 export type LeaderJson = ReturnType<typeof leaderJson>;
 export type ScheduleJson = ReturnType<typeof scheduleJson>;

@@ -7,7 +7,7 @@ import { leaseEngineCases } from './engine/leases.cases.js';
 import { lockEngineCases } from './engine/locks.cases.js';
 import { notificationEngineCases } from './engine/notifications.cases.js';
 import { workerEngineCases } from './engine/workers.cases.js';
-import { electorCases } from './toolkit/elector.cases.js';
+import { electionCases } from './toolkit/election.cases.js';
 import { fenceCases } from './toolkit/fence.cases.js';
 import { heldLeaseCases } from './toolkit/held-lease.cases.js';
 import { lockCases } from './toolkit/locks.cases.js';
@@ -27,7 +27,7 @@ export function defineAllCases(h: EngineHarness): void {
   // toolkit level: the engine-agnostic services built on top
   heldLeaseCases(h);
   lockCases(h);
-  electorCases(h);
+  electionCases(h);
   scheduleCases(h);
   fenceCases(h);
   workerCases(h);
