@@ -1,7 +1,7 @@
 /**
- * The task worker of seed 000, over HTTP: claim the next task, keep the claim alive with
- * heartbeats while doing the work, then complete it with the claim's token. A refused
- * heartbeat aborts the work at once; a task whose work throws is reported as failed (retried
+ * The task worker of seed 000, over HTTP: claim the next task, keep the claim alive by
+ * renewing it while doing the work, then complete it with the claim's token. A refused
+ * renewal aborts the work at once; a task whose work throws is reported as failed (retried
  * by the queue with backoff, dead-lettered at its last attempt). `crashRate` makes the process
  * die mid-task on purpose, so the demo shows a claim expiring and another worker taking over.
  */
@@ -36,8 +36,8 @@ export interface HttpTaskWorkerOptions {
   processor: string;
   /** Claim duration asked of the service (default 10 s). */
   leaseMs?: number;
-  /** Heartbeat period (default lease / 3). */
-  heartbeatEveryMs?: number;
+  /** How often the claim is renewed (default lease / 3). */
+  renewEveryMs?: number;
   /** Wait between polls when no task is ready (default 500 ms, ±25%). */
   pollIntervalMs?: number;
   /** The work; receives the claim's signal. Default: sleep `task_data.sleep_duration_seconds`. */
@@ -112,7 +112,7 @@ export class HttpTaskWorker {
       sentAt,
       leaseMs: this.leaseMs,
       marginMs: defaultMargin(this.leaseMs),
-      heartbeatEveryMs: this.o.heartbeatEveryMs ?? Math.floor(this.leaseMs / 3),
+      renewEveryMs: this.o.renewEveryMs ?? Math.floor(this.leaseMs / 3),
       clock: this.clock,
     });
     const crashAt = crashDelayMs(task.task_data, this.o.crashRate ?? 0, this.random);
