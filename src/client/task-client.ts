@@ -117,6 +117,14 @@ export class TaskClient {
   }
 
   /** Hands the task back (shutdown): pending again at once, the attempt not counted. */
+  async handBack(id: number, claim: ClaimRef): Promise<Task> {
+    return (await this.http.request<Task>('PUT', `/api/tasks/${id}/hand-back`, claim)).body;
+  }
+
+  /**
+   * @deprecated the former name of `handBack()` (decision 0235). It calls the seed's route,
+   * `PUT /api/tasks/:id/release`, so it also works against a service older than `/hand-back`.
+   */
   async release(id: number, claim: ClaimRef): Promise<Task> {
     return (await this.http.request<Task>('PUT', `/api/tasks/${id}/release`, claim)).body;
   }

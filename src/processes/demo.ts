@@ -55,7 +55,7 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
   const say = (line: string): void =>
     void o.out.write(`${new Date().toISOString().slice(11, 19)}  ${line}\n`);
   let handedBack = 0;
-  o.serviceEvents.on('task:released', () => handedBack++);
+  o.serviceEvents.on('task:handed-back', () => handedBack++);
   supervisor.events.on('child:started', (e) => say(`${e.name} started (pid ${e.pid})`));
   supervisor.events.on('child:exited', (e) => {
     if (e.restarting)

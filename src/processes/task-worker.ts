@@ -128,7 +128,7 @@ export class HttpTaskWorker {
       crash?.cancel();
       claim.end();
       if (this.handBackController.signal.aborted && !claim.signal.aborted) {
-        await this.answer(() => this.o.client.release(task.id, claim.claim)).then(
+        await this.answer(() => this.o.client.handBack(task.id, claim.claim)).then(
           () => this.events.emit('task:handed-back', ref),
           (e: unknown) => this.refused(ref, e),
         );

@@ -1,6 +1,7 @@
 // The HTTP task client against a listening service on PostgreSQL, under its names of decision
 // 0235 and the former ones it keeps as deprecated aliases: renew (heartbeat) answers the claim's
-// new deadline as mustRenewBefore (and mustHeartbeatBefore, the same date).
+// new deadline as mustRenewBefore (and mustHeartbeatBefore, the same date); handBack (release)
+// gives the task back.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { TaskClient } from '../../src/client/task-client.js';
@@ -12,7 +13,7 @@ import { closeTestDatabase, withSchema } from '../support/database.js';
 after(closeTestDatabase);
 
 describe('task client', () => {
-  it('renews a claim, also through the deprecated heartbeat(), and is refused once the claim moved on', () =>
+  it('renews a claim and hands it back, also through the deprecated heartbeat() and release(), and is refused once the claim moved on', () =>
     withSchema('task client renew', async (schema) => {
       const lh = Leasehold.fromEngine(await schema.engine());
       const server = await startServer({ lh, port: 0 });
@@ -40,6 +41,21 @@ describe('task client', () => {
           () => client.heartbeat(task!.id, stale),
         ])
           await assert.rejects(call(), (e: unknown) => isLeaseholdError(e, 'lease_lost'));
+
+        // handBack (PUT /hand-back), then release, its deprecated alias (the seed's /release).
+        const handedBack = await client.handBack(task!.id, claim);
+        assert.equal(handedBack.status, 'pending');
+        await assert.rejects(client.handBack(task!.id, claim), (e: unknown) =>
+          isLeaseholdError(e, 'lease_lost'),
+        );
+        const reclaimed = await client.next('w2');
+        assert.equal(reclaimed?.id, created.id);
+        const claim2 = { processor: 'w2', token: reclaimed!.token };
+        const released = await client.release(reclaimed!.id, claim2);
+        assert.equal(released.status, 'pending');
+        await assert.rejects(client.release(reclaimed!.id, claim2), (e: unknown) =>
+          isLeaseholdError(e, 'lease_lost'),
+        );
       } finally {
         await server.close();
       }

@@ -313,6 +313,7 @@ describe('health, metrics and docs', () => {
           ['put', '/api/tasks/{id}/heartbeat', ['202', '404', '409']],
           ['put', '/api/tasks/{id}/complete', ['202', '404', '409']],
           ['put', '/api/tasks/{id}/fail', ['202', '404', '409']],
+          ['put', '/api/tasks/{id}/hand-back', ['202', '404', '409']],
           ['put', '/api/tasks/{id}/release', ['202', '404', '409']],
           ['post', '/api/tasks/{id}/cancel', ['200', '404', '409']],
           ['post', '/api/tasks/{id}/retry', ['200', '404', '409']],

@@ -26,7 +26,7 @@ import {
   HeartbeatAnswer,
   HeartbeatBody,
   NextBody,
-  ReleaseBody,
+  HandBackBody,
   TaskList,
   TaskListQuery,
   TaskSchema,
@@ -219,31 +219,42 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     },
   );
 
-  app.put<{ Params: Static<typeof IdParams>; Body: Static<typeof ReleaseBody> }>(
-    '/api/tasks/:id/release',
-    {
+  // Hand-back, under the library's word (decision 0235) and under the seed's route name, kept as
+  // its alias: the same handler, the same answers.
+  for (const [path, summary] of [
+    [
+      '/api/tasks/:id/hand-back',
+      'Hand a task you hold back (202): pending again at once, the attempt not counted. For shutdown.',
+    ],
+    [
+      '/api/tasks/:id/release',
+      "Alias of PUT /api/tasks/{id}/hand-back (the seed's route name): hand a task you hold back (202).",
+    ],
+  ] as const) {
+    app.put<{ Params: Static<typeof IdParams>; Body: Static<typeof HandBackBody> }>(path, {
       config: { scope: 'write' },
       schema: {
         tags: ['tasks'],
-        summary:
-          'Hand a task you hold back (202): pending again at once, the attempt not counted. For shutdown.',
+        summary,
         params: IdParams,
-        body: ReleaseBody,
+        body: HandBackBody,
         response: { 202: TaskSchema, ...refusals, ...errors },
       },
       handler: async (request, reply) => {
         const { id } = request.params;
-        const { processor, token } = request.body;
-        const generation = generationOf(await mustFind(id), processor, token);
-        const handedBack = await jobs.handBack(processor, [{ id, generation }]);
+        const { processor: workerId, token } = request.body;
+        const generation = generationOf(await mustFind(id), workerId, token);
+        const handedBack = await jobs.handBack(workerId, [{ id, generation }]);
         const after = await mustFind(id);
-        if (!handedBack.includes(id)) throw refusal(after, processor, token);
+        if (!handedBack.includes(id)) throw refusal(after, workerId, token);
         const task = taskJson(after);
+        events.emit('task:handed-back', task);
+        // The former name, for event-stream clients that subscribed to it (deprecated).
         events.emit('task:released', task);
         return reply.code(202).send(task);
       },
-    },
-  );
+    });
+  }
 
   for (const [action, summary] of [
     ['cancel', 'Cancel a pending or running task (its worker is told through its next heartbeat).'],

@@ -84,7 +84,7 @@ export const HeartbeatAnswer = Type.Object({
 
 export const TaskListQuery = Paging;
 
-export const ReleaseBody = Type.Object(
+export const HandBackBody = Type.Object(
   {
     processor: Name('The worker holding the task.'),
     token: Type.Optional(FencingTokenSchema),
