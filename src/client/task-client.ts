@@ -69,10 +69,11 @@ export class TaskClient {
 
   /** Claims the next ready task, or null when none is ready. */
   async next(
-    processor: string,
+    workerId: string,
     options: { leaseSeconds?: number; signal?: AbortSignal } = {},
   ): Promise<Task | null> {
-    const body: Record<string, unknown> = { processor };
+    // The task API names the worker id `processor` (the seed's wire name).
+    const body: Record<string, unknown> = { processor: workerId };
     if (options.leaseSeconds !== undefined) body.lease_seconds = options.leaseSeconds;
     const answer = await this.http.request<Task | undefined>(
       'POST',

@@ -94,7 +94,7 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
         'worker',
         '--url',
         o.server.url,
-        '--processor',
+        '--worker-id',
         `worker-${i}`,
         '--lease',
         String(o.leaseMs),

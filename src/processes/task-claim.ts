@@ -6,11 +6,12 @@
  */
 import type { Clock, Timer } from '../core/clock.js';
 import { LeaseLostError, isLeaseholdError } from '../core/errors.js';
-import type { Task, TaskClient } from '../client/task-client.js';
+import type { ClaimRef, Task, TaskClient } from '../client/task-client.js';
 
 export interface TaskClaimOptions {
   client: TaskClient;
-  processor: string;
+  /** This worker's id (sent as the task API's `processor`). */
+  workerId: string;
   task: Task;
   /** Monotonic time at which the claim request was sent. */
   sentAt: number;
@@ -35,8 +36,9 @@ export class TaskClaim {
     return this.controller.signal;
   }
 
-  get claim(): { processor: string; token: number } {
-    return { processor: this.o.processor, token: this.o.task.token };
+  /** The claim as the task API names it: the worker id travels as `processor`. */
+  get claim(): ClaimRef {
+    return { processor: this.o.workerId, token: this.o.task.token };
   }
 
   /** Stops renewals and the deadline; the work is over (completed, failed or abandoned). */

@@ -33,7 +33,8 @@ export interface TaskWorkerEvents {
 
 export interface HttpTaskWorkerOptions {
   client: TaskClient;
-  processor: string;
+  /** This worker's id (sent as the task API's `processor`). */
+  workerId: string;
   /** Claim duration asked of the service (default 10 s). */
   leaseMs?: number;
   /** How often the claim is renewed (default lease / 3). */
@@ -86,7 +87,7 @@ export class HttpTaskWorker {
       let task: Task | null = null;
       const sentAt = this.clock.monotonic();
       try {
-        task = await this.o.client.next(this.o.processor, { leaseSeconds: this.leaseMs / 1000 });
+        task = await this.o.client.next(this.o.workerId, { leaseSeconds: this.leaseMs / 1000 });
       } catch (error) {
         this.events.emit('worker:error', { error: (error as Error).message });
       }
@@ -107,7 +108,7 @@ export class HttpTaskWorker {
     this.events.emit('task:claimed', ref);
     const claim = new TaskClaim({
       client: this.o.client,
-      processor: this.o.processor,
+      workerId: this.o.workerId,
       task,
       sentAt,
       leaseMs: this.leaseMs,

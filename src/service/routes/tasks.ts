@@ -1,8 +1,9 @@
 /**
  * The task routes of the seed's API, on the queue engine: a task is a job of the `tasks` queue,
- * so next/heartbeat/complete carry the job's fencing guarantees. Heartbeat and complete are
- * guarded by processor AND claim generation (the `token`; clients that send none are matched
- * to the current generation of their own claim). A refusal says why: 404 unknown task,
+ * so next/heartbeat/complete carry the job's fencing guarantees. Heartbeat (renew), complete,
+ * fail and hand-back are guarded by the worker id (the body's `processor`, the seed's wire
+ * name) AND the job's fencing token (its generation, the body's `token`; clients that send
+ * none are matched to the current generation of their own claim). A refusal says why: 404 unknown task,
  * 409 task_done (already finished), 409 lease_lost (the claim expired or moved on).
  */
 import type { FastifyInstance } from 'fastify';
@@ -145,12 +146,12 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
       handler: async (request, reply) => {
         const { id } = request.params;
-        const { processor, token } = request.body;
-        const generation = generationOf(await mustFind(id), processor, token);
-        const [renewed] = await jobs.renewClaims(processor, [{ id, generation }], {
+        const { processor: workerId, token } = request.body;
+        const generation = generationOf(await mustFind(id), workerId, token);
+        const [renewed] = await jobs.renewClaims(workerId, [{ id, generation }], {
           leaseTtl: leaseMs(request.body.lease_seconds),
         });
-        if (!renewed) throw refusal(await mustFind(id), processor, token);
+        if (!renewed) throw refusal(await mustFind(id), workerId, token);
         return reply.code(202).send({
           id,
           token: generation,
@@ -173,14 +174,14 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
       handler: async (request, reply) => {
         const { id } = request.params;
-        const { processor, token, task_output } = request.body;
+        const { processor: workerId, token, task_output } = request.body;
         const claimed = await mustFind(id);
-        const generation = generationOf(claimed, processor, token);
-        const accepted = await jobs.complete(processor, [
+        const generation = generationOf(claimed, workerId, token);
+        const accepted = await jobs.complete(workerId, [
           { id, generation, result: task_output ?? null },
         ]);
         const done = await mustFind(id);
-        if (!accepted.includes(id)) throw refusal(done, processor, token);
+        if (!accepted.includes(id)) throw refusal(done, workerId, token);
         observeDuration(claimed, done, 'completed');
         const task = taskJson(done);
         events.emit('task:completed', task);
@@ -203,14 +204,14 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
       handler: async (request, reply) => {
         const { id } = request.params;
-        const { processor, token, error, retry_in_seconds } = request.body;
+        const { processor: workerId, token, error, retry_in_seconds } = request.body;
         const claimed = await mustFind(id);
-        const generation = generationOf(claimed, processor, token);
-        const [failed] = await jobs.fail(processor, [
+        const generation = generationOf(claimed, workerId, token);
+        const [failed] = await jobs.fail(workerId, [
           { id, generation, error, retryDelay: Math.round((retry_in_seconds ?? 1) * 1000) },
         ]);
         const after = await mustFind(id);
-        if (!failed) throw refusal(after, processor, token);
+        if (!failed) throw refusal(after, workerId, token);
         observeDuration(claimed, after, failed.outcome);
         const task = taskJson(after);
         events.emit('task:failed', task);
@@ -293,10 +294,10 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   }
 
   /** The generation to guard with: the one sent, or (seed clients) that of the caller's own claim. */
-  function generationOf(job: Job, processor: string, token: number | undefined): number {
+  function generationOf(job: Job, workerId: string, token: number | undefined): number {
     if (token !== undefined) return token;
-    if (job.status === 'processing' && job.claimedBy === processor) return job.generation;
-    throw refusal(job, processor, token);
+    if (job.status === 'processing' && job.claimedBy === workerId) return job.generation;
+    throw refusal(job, workerId, token);
   }
 
   /** Time from claim to outcome on the database clock, for tasks settled through this instance. */
@@ -311,11 +312,11 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
 }
 
 /** Why an operation on a task was refused, from the task as it is now. */
-function refusal(job: Job, processor: string, token: number | undefined): Error {
+function refusal(job: Job, workerId: string, token: number | undefined): Error {
   if (job.status === 'completed' || job.status === 'dead' || job.status === 'cancelled')
     return new TaskDoneError(job.id, job.status);
   let reason: string;
-  if (job.claimedBy !== processor) reason = `the task is not claimed by "${processor}"`;
+  if (job.claimedBy !== workerId) reason = `the task is not claimed by "${workerId}"`;
   else if (token !== undefined && token !== job.generation)
     reason = `token ${token} was superseded by a newer claim`;
   else if (job.status === 'pending')
