@@ -50,6 +50,12 @@ export interface LeaseOpEvent {
    * refusal (busy, lost), which is `ok: false` without it. The error's code.
    */
   error?: string;
+  /**
+   * With `error`: the engine knows the statement took no effect (it was refused by the server,
+   * which rolls it back, or never sent: pg-errors.ts `outcomeKnown`). Without it, a thrown call
+   * may have committed.
+   */
+  noEffect?: true;
 }
 
 /**

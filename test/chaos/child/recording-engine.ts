@@ -59,9 +59,18 @@ function invoke(recorded: Recorded, params: OpParams, emit: Emit): number {
   return callId;
 }
 
-function errorCode(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : 'error';
+/** The error's code, and whether the engine knows the statement took no effect. */
+function errorFields(error: unknown): { error: string; noEffect?: true } {
+  const err = error as { code?: unknown; details?: Record<string, unknown> } | null;
+  const code = typeof err?.code === 'string' ? err.code : 'error';
+  // The engine marks an unavailable error whose statement may have committed (pg-errors.ts);
+  // any other unavailable error was refused by the server or never sent. A server's refusal
+  // (internal, with its SQLSTATE) and bad input were rolled back or never sent too.
+  const noEffect =
+    (code === 'unavailable' && err?.details?.['outcome'] !== 'unknown') ||
+    (code === 'internal' && typeof err?.details?.['sqlstate'] === 'string') ||
+    code === 'invalid_argument';
+  return noEffect ? { error: code, noEffect: true } : { error: code };
 }
 
 function leaseOf(answer: unknown): Lease | null {
@@ -132,7 +141,7 @@ export function recordingEngine<E extends Engine>(engine: E, emit: Emit): E {
           emit({
             ...base,
             ok: false,
-            error: errorCode(error),
+            ...errorFields(error),
             ...(recorded.op === 'release' && typeof requested === 'number'
               ? { requestedToken: requested }
               : {}),
@@ -177,7 +186,7 @@ function recordMany(
         emit({
           ...base,
           ok: false,
-          error: errorCode(error),
+          ...errorFields(error),
           ...(recorded.op === 'release' && typeof requested[i] === 'number'
             ? { requestedToken: requested[i] }
             : {}),

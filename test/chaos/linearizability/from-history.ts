@@ -33,6 +33,16 @@ export interface HistoryOperations {
 const callKey = (e: ChildEvent & { callId?: number }): string =>
   `${e.proc}#${e.incarnation}#${e.callId}`;
 
+/**
+ * How long after its call an operation without an answer may still take effect. The engine's
+ * statements run under a 10 s statement_timeout on the server (connection-timing.ts); the
+ * harness's faults hold a child's traffic for at most a few seconds (a blackhole: ttl + 1.8 s;
+ * latency: up to 800 ms a chunk for 4 s); a killed primary runs nothing more. 30 s is three
+ * times the longest of these. Without a bound every unanswered call stays a candidate to the
+ * end of the run, and refuting an illegal history costs time exponential in their number.
+ */
+export const UNANSWERED_EFFECT_MS = 30_000;
+
 /** The refusal code of the fence (StaleTokenError). */
 const FENCE_REFUSAL = 'stale_token';
 
@@ -68,7 +78,16 @@ function leaseOperation(
     input = { kind: 'renew', resource, holder: client, token: invoke.requestedToken, ttl };
   else input = { kind: 'release', resource, holder: client, token: invoke.requestedToken };
 
-  const unknown = { client, call: invoke.t, ret: Infinity, input, unknown: true as const };
+  const unknown = {
+    client,
+    call: invoke.t,
+    ret: Infinity,
+    input,
+    unknown: true as const,
+    deadline: invoke.t + UNANSWERED_EFFECT_MS,
+  };
+  // Refused by the server or never sent: nothing happened, nothing to check.
+  if (answer?.error !== undefined && answer.noEffect) return null;
   if (!answer || answer.error !== undefined) return unknown;
   let output: LeaseOutput;
   if (!answer.ok) {
@@ -107,7 +126,14 @@ function registerOperations(
     const write = { kind: 'write' as const, key: invoke.scope, token: invoke.token, value: opId };
     const outcome = outcomes.get(opId);
     const base = { client: invoke.proc, call: invoke.t };
-    if (!outcome) ops.push({ ...base, ret: Infinity, input: write, unknown: true });
+    if (!outcome)
+      ops.push({
+        ...base,
+        ret: Infinity,
+        input: write,
+        unknown: true,
+        deadline: invoke.t + UNANSWERED_EFFECT_MS,
+      });
     else if (outcome.phase === 'ok')
       ops.push({
         ...base,

@@ -104,4 +104,56 @@ describe('linearizability search', () => {
     const result = checkOperations(register, history, { maxMillis: 1 });
     assert.equal(result.verdict, 'unknown');
   });
+
+  it('an unknown write past its deadline can no longer explain a read', () => {
+    const unknown = (call: number, value: number, deadline?: number): Operation<In, number> => ({
+      client: 'c0',
+      call,
+      ret: Infinity,
+      input: { kind: 'write', value },
+      unknown: true,
+      ...(deadline === undefined ? {} : { deadline }),
+    });
+    // Without a deadline the write may take effect at any time after its call.
+    assert.equal(checkOperations(register, [unknown(0, 7), r('c1', 500, 510, 7)]).verdict, 'ok');
+    // Its deadline before the read's call: it took effect before, or never. Both fit this read…
+    assert.equal(
+      checkOperations(register, [unknown(0, 7, 100), r('c1', 500, 510, 7)]).verdict,
+      'ok',
+    );
+    // …but not a read of 0 after the deadline and a read of 7 later still.
+    const history = [unknown(0, 7, 100), r('c1', 200, 210, 0), r('c1', 500, 510, 7)];
+    assert.equal(checkOperations(register, history).verdict, 'illegal');
+    assert.equal(
+      checkOperations(
+        register,
+        history.map((o) => ({ ...o, deadline: undefined })),
+      ).verdict,
+      'ok',
+    );
+  });
+
+  it('refutes an illegal history among hundreds of unanswered calls when they have deadlines', () => {
+    const history: Operation<In, number>[] = [];
+    // 400 unanswered writes of 0 or 1, about five in flight at a time, then a read of a value
+    // nobody wrote. Without deadlines every one of them stays pending to the end, so refuting the
+    // read means trying every subset of them: the search gives up; with deadlines it does not.
+    for (let i = 0; i < 400; i++)
+      history.push({
+        client: `u${i}`,
+        call: i * 20,
+        ret: Infinity,
+        input: { kind: 'write', value: i % 2 },
+        unknown: true,
+        deadline: i * 20 + 100,
+      });
+    history.push(w('c0', 9_000, 9_010, 1), r('c1', 9_020, 9_030, 2));
+    const budget = { maxSteps: 2_000_000, maxMillis: 20_000 };
+    assert.equal(checkOperations(register, history, budget).verdict, 'illegal');
+    const unbounded = history.map((o) => ({ ...o, deadline: undefined }));
+    assert.equal(
+      checkOperations(register, unbounded, { maxSteps: 200_000, maxMillis: 20_000 }).verdict,
+      'unknown',
+    );
+  });
 });

@@ -21,6 +21,13 @@ export interface Operation<I, O> {
   /** Undefined when the outcome is unknown. */
   output?: O;
   unknown?: boolean;
+  /**
+   * For an operation whose outcome is unknown: the time after which it can no longer take
+   * effect (a statement that has not run by then never will). Without it, it may take effect at
+   * any time after its call. A bound keeps the search from carrying every unanswered call
+   * forever, which makes refuting an illegal history exponential in their number.
+   */
+  deadline?: number;
 }
 
 export interface StepResult<S> {
@@ -94,6 +101,10 @@ export interface CheckResult {
 interface Entry {
   op: number;
   isCall: boolean;
+  /** The deadline of an unknown operation: reached while it is pending, it is dropped. */
+  isDeadline?: boolean;
+  /** On a deadline entry: the operation's call entry. */
+  owner?: Entry;
   time: number;
   match: Entry | null;
   prev: Entry | null;
@@ -105,6 +116,8 @@ interface Frame<S> {
   before: S;
   results: S[];
   index: number;
+  /** The operation was dropped at its deadline (did not take effect): no alternative to try. */
+  dropped?: boolean;
 }
 
 // Two 32-bit random words per operation; a set's key is their XOR, checked by full equality.
@@ -150,6 +163,22 @@ export function checkPartition<S, I, O>(
     const op = ops[i]!;
     const call: Entry = { op: i, isCall: true, time: op.call, match: null, prev: null, next: null };
     entries.push(call);
+    if (op.unknown && op.deadline !== undefined) {
+      if (!(op.deadline >= op.call))
+        throw new Error(`operation ${op.id ?? i} ends before its call`);
+      const end: Entry = {
+        op: i,
+        isCall: false,
+        isDeadline: true,
+        owner: call,
+        time: op.deadline,
+        match: null,
+        prev: null,
+        next: null,
+      };
+      call.match = end;
+      entries.push(end);
+    }
     if (!op.unknown) {
       if (!(op.ret >= op.call)) throw new Error(`operation ${op.id ?? i} returns before its call`);
       const ret: Entry = {
@@ -263,6 +292,19 @@ export function checkPartition<S, I, O>(
     return false;
   };
 
+  // Undoes linearizations (and drops) from the top of the stack until one has another result
+  // to try; returns the entry to walk on from, or null when every order has been tried.
+  const backtrack = (): Entry | null => {
+    for (let f = stack.pop(); f; f = stack.pop()) {
+      unlift(f.entry);
+      flip(f.entry.op);
+      state = f.before;
+      if (f.dropped) continue;
+      return tryResults(f.entry, f.before, f.results, f.index + 1) ? head.next : f.entry.next;
+    }
+    return null;
+  };
+
   while (knownLeft > 0) {
     if (++steps > maxSteps || (steps % 4096 === 0 && elapsed() > maxMillis)) {
       const reason =
@@ -276,40 +318,52 @@ export function checkPartition<S, I, O>(
       else entry = e.next;
       continue;
     }
+    if (entry.isDeadline) {
+      // An unknown operation still pending at its deadline did not take effect: decide it so.
+      // Every call before this point was tried at this state with it pending; without it they
+      // have fewer options, so the walk goes on from here.
+      const callEntry = entry.owner!;
+      flip(entry.op);
+      if (remember(state)) {
+        stack.push({ entry: callEntry, before: state, results: [state], index: 0, dropped: true });
+        const next = entry.next;
+        lift(callEntry);
+        entry = next;
+      } else {
+        flip(entry.op);
+        entry = backtrack();
+        if (entry === null) break;
+      }
+      continue;
+    }
     // A return: its operation had to be linearized by now. Record the deepest failure, backtrack.
     if (best === null || stack.length >= best.prefix.length) {
       const pending: number[] = [];
       for (let p = head.next; p && p !== entry; p = p.next) if (p.isCall) pending.push(p.op);
       best = { prefix: stack.map((f) => f.entry.op), blocking: entry.op, pending };
     }
-    const f = stack.pop();
-    if (f) {
-      unlift(f.entry);
-      flip(f.entry.op);
-      state = f.before;
-      entry = tryResults(f.entry, f.before, f.results, f.index + 1) ? head.next : f.entry.next;
-      continue;
-    }
-    {
-      const b = best;
-      const placed = (i: number): PlacedOperation => place(model as Model<unknown, I, O>, ops[i]!);
-      const blocking = placed(b.blocking);
-      const pending = b.pending.filter((i) => i !== b.blocking).map(placed);
-      const from = Math.min(blocking.call, ...pending.map((p) => p.call));
-      return {
-        verdict: 'illegal',
-        operations: n,
-        steps,
-        millis: elapsed(),
-        failure: {
-          longestPrefix: b.prefix.map(placed),
-          blocking,
-          pending,
-          from,
-          to: blocking.ret ?? Infinity,
-        },
-      };
-    }
+    entry = backtrack();
+    if (entry === null) break;
+  }
+  if (knownLeft > 0) {
+    const b = best!;
+    const placed = (i: number): PlacedOperation => place(model as Model<unknown, I, O>, ops[i]!);
+    const blocking = placed(b.blocking);
+    const pending = b.pending.filter((i) => i !== b.blocking).map(placed);
+    const from = Math.min(blocking.call, ...pending.map((p) => p.call));
+    return {
+      verdict: 'illegal',
+      operations: n,
+      steps,
+      millis: elapsed(),
+      failure: {
+        longestPrefix: b.prefix.map(placed),
+        blocking,
+        pending,
+        from,
+        to: blocking.ret ?? Infinity,
+      },
+    };
   }
   return { verdict: 'ok', operations: n, steps, millis: elapsed() };
 }
