@@ -8,16 +8,16 @@
  */
 import type { Writable } from 'node:stream';
 import { formatDuration } from '../core/duration.js';
-import type { LeaseholdFacade } from '../leasehold.js';
+import type { Leasehold } from '../leasehold.js';
 import type { TypedEvents } from '../runtime/events.js';
 import type { ServiceEventMap } from '../service/context.js';
 import type { RunningServer } from '../service/server.js';
-import { TASKS_QUEUE, setGeneratorRunning } from '../tasks/task-domain.js';
+import { setGeneratorRunning } from './generator.js';
 import { startQueueReport } from './queue-report.js';
 import { Supervisor } from './supervisor.js';
 
 export interface DemoOptions {
-  lh: LeaseholdFacade;
+  lh: Leasehold;
   server: RunningServer;
   /** The service's events (given to `startServer`): the demo counts the tasks handed back. */
   serviceEvents: TypedEvents<ServiceEventMap>;
@@ -55,7 +55,7 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
   const say = (line: string): void =>
     void o.out.write(`${new Date().toISOString().slice(11, 19)}  ${line}\n`);
   let handedBack = 0;
-  o.serviceEvents.on('task:handed-back', () => handedBack++);
+  o.serviceEvents.on('task:released', () => handedBack++);
   supervisor.events.on('child:started', (e) => say(`${e.name} started (pid ${e.pid})`));
   supervisor.events.on('child:exited', (e) => {
     if (e.restarting)
@@ -94,7 +94,7 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
         'worker',
         '--url',
         o.server.url,
-        '--worker-id',
+        '--processor',
         `worker-${i}`,
         '--lease',
         String(o.leaseMs),
@@ -113,10 +113,11 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
     stop: async () => {
       say('stopping: workers hand back their tasks, generators release their lease');
       await Promise.all([supervisor.stop(), report.close()]);
-      const claimed = await o.lh.jobs.list({
-        queue: TASKS_QUEUE,
+      const claimed = await o.lh.engine.jobList({
+        queue: 'tasks',
         status: 'processing',
         limit: 1_000,
+        offset: 0,
       });
       return { handedBack, stillClaimed: claimed.length };
     },

@@ -13,9 +13,8 @@ after(closeTestDatabase);
 
 function inProcessWorker(
   schema: SchemaContext,
-  workerId: string,
+  processor: string,
   extra: string[] = [],
-  idOption: '--worker-id' | '--processor' = '--worker-id',
 ): CliProcess {
   return startCli([
     'worker',
@@ -23,8 +22,8 @@ function inProcessWorker(
     schema.url,
     '--schema',
     schema.schema,
-    idOption,
-    workerId,
+    '--processor',
+    processor,
     '--poll',
     '100',
     ...extra,
@@ -89,13 +88,7 @@ describe('leasehold worker in process', () => {
     withSchema('cli worker crash', async (schema) => {
       const lh = Leasehold.fromEngine(await schema.engine());
       const task = await lh.queue('tasks').enqueue({ sleep_duration_seconds: 1 });
-      // Named through --processor, the former name of --worker-id (kept as its alias).
-      const crashy = inProcessWorker(
-        schema,
-        'crashy',
-        ['--crash-rate', '1', '--lease', '1000'],
-        '--processor',
-      );
+      const crashy = inProcessWorker(schema, 'crashy', ['--crash-rate', '1', '--lease', '1000']);
       let steady: CliProcess | undefined;
       try {
         const exit = await within(crashy.exited(), 20_000, 'the crashing worker exiting');

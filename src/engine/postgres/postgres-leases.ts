@@ -7,7 +7,7 @@ import type {
   LeaseReleaseByIdParams,
   LeaseReleaseParams,
   LeaseRenewParams,
-} from '../leases.js';
+} from '../engine.js';
 import type { PgContext } from './context.js';
 import { leaseQueries, type LeaseQueries } from './lease-queries.js';
 import { inRounds } from './lease-rounds.js';

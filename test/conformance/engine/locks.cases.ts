@@ -6,14 +6,12 @@ import { LOCKS_TOPIC } from '../../../src/engine/locks.js';
 import { PostgresEngine } from '../../../src/engine/postgres/postgres-engine.js';
 import { EventQueue } from '../../support/events.js';
 import { waitFor, within } from '../../support/wait.js';
-import { conformanceCase, requiring, type EngineHarness } from '../harness.js';
+import { conformanceCase, type EngineHarness } from '../harness.js';
 
 const TTL = 10_000;
 
-export function lockEngineCases(harness: EngineHarness): void {
-  const h = harness;
+export function lockEngineCases(h: EngineHarness): void {
   describe(`[${h.name}] engine: advisory locks`, () => {
-    const h = requiring(harness, 'advisoryLocks');
     conformanceCase(
       h,
       'grants an advisory lock to one holder and null to the next until it is released',
@@ -117,12 +115,11 @@ export function lockEngineCases(harness: EngineHarness): void {
         );
         await next.release();
       },
-      { requires: ['crossProcess'], engine: 'postgres' },
+      { requires: ['crossProcess'] },
     );
   });
 
   describe(`[${h.name}] engine: session locks`, () => {
-    const h = requiring(harness, 'sessionLocks');
     conformanceCase(
       h,
       'grants a session lock to one holder at a time with a token that grows on every acquisition',
@@ -180,7 +177,7 @@ export function lockEngineCases(harness: EngineHarness): void {
         assert.ok(next.token > held.token, `${next.token} > ${held.token}`);
         await next.release();
       },
-      { requires: ['crossProcess'], engine: 'postgres' },
+      { requires: ['crossProcess'] },
     );
   });
 
@@ -507,7 +504,7 @@ export function lockEngineCases(harness: EngineHarness): void {
           client.release();
         }
       },
-      { requires: ['callerTransactions'], engine: 'postgres' },
+      { requires: ['callerTransactions'] },
     );
   });
 }

@@ -1,4 +1,4 @@
-import type { Migration } from './migration.js';
+import type { Migration } from './index.js';
 
 /**
  * Jobs and workers.

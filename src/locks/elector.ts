@@ -42,8 +42,8 @@ import {
   type ElectionCallbacks,
   type ElectionOptions,
   type ResolvedElectionOptions,
-} from './election-options.js';
-import { CLOSED, ElectionLoop, leaseLockTermStore, raceAbort } from './election-loop.js';
+} from './elector-options.js';
+import { CLOSED, ElectionLoop, leaseLockTermStore, raceAbort } from './elector-loop.js';
 
 export type ElectionState = 'idle' | 'candidate' | 'leader' | 'closed';
 
@@ -64,28 +64,15 @@ interface ElectionEventBase {
   readonly instanceId: string;
 }
 
-/** What an election tells, by what happened (the part after `election:`). */
-interface ElectionHappenings {
+export interface ElectionEvents {
   /** This instance became leader; `trustedUntil` is on `clock.monotonic()`. */
-  elected: ElectionEventBase & { token: FencingToken; trustedUntil: number };
-  renewed: ElectionEventBase & { token: FencingToken; trustedUntil: number };
-  revoked: ElectionEventBase & { token: FencingToken; reason: Error };
+  'elector:elected': ElectionEventBase & { token: FencingToken; trustedUntil: number };
+  'elector:renewed': ElectionEventBase & { token: FencingToken; trustedUntil: number };
+  'elector:revoked': ElectionEventBase & { token: FencingToken; reason: Error };
   /** The holder this instance observes changed. */
-  'new-leader': ElectionEventBase & { leader: string };
+  'elector:new-leader': ElectionEventBase & { leader: string };
+  [name: string]: unknown;
 }
-
-/**
- * The events of an election: `election:elected`, `election:renewed`, `election:revoked`,
- * `election:new-leader`. Each is also told under its former name, `elector:*`, with the same
- * payload, to listeners of that name written before decision 0235 (deprecated: listen to
- * `election:*`; `onAny` sees each event once, under its current name).
- */
-export type ElectionEvents = {
-  [K in keyof ElectionHappenings as `election:${K}`]: ElectionHappenings[K];
-} & {
-  /** @deprecated the former name of the `election:` event of the same suffix (decision 0235). */
-  [K in keyof ElectionHappenings as `elector:${K}`]: ElectionHappenings[K];
-} & { [name: string]: unknown };
 
 /** What one try did (`runOnce()`). */
 export type ElectionAttempt =
@@ -293,7 +280,7 @@ export class Election {
       {
         onLost: (error) => this.revoked(held, error),
         onRenewed: (renewed) =>
-          this.tell('renewed', {
+          this.events.emit('elector:renewed', {
             ...this.ids(),
             token: renewed.token,
             trustedUntil: held.trustedUntil,
@@ -303,7 +290,7 @@ export class Election {
     );
     this.held = held;
     this.status = 'leader';
-    this.tell('elected', {
+    this.events.emit('elector:elected', {
       ...this.ids(),
       token: held.token,
       trustedUntil: held.trustedUntil,
@@ -317,7 +304,7 @@ export class Election {
     if (this.held !== held) return;
     this.held = undefined;
     if (this.status === 'leader') this.status = 'candidate';
-    this.tell('revoked', { ...this.ids(), token: held.token, reason });
+    this.events.emit('elector:revoked', { ...this.ids(), token: held.token, reason });
     this.call(() => this.callbacks.onRevoked?.(reason));
     this.wake();
   }
@@ -331,7 +318,7 @@ export class Election {
       // release() aborts the signal synchronously, then sends the release.
       const released = held.release();
       const reason = held.signal.reason as Error;
-      this.tell('revoked', { ...this.ids(), token: held.token, reason });
+      this.events.emit('elector:revoked', { ...this.ids(), token: held.token, reason });
       this.call(() => this.callbacks.onRevoked?.(reason));
       await released.catch((error: unknown) => this.report(error));
     }
@@ -349,16 +336,10 @@ export class Election {
     this.loop.poke();
   }
 
-  /** Emits `election:<what>`, and its deprecated alias `elector:<what>` (decision 0235). */
-  private tell<K extends keyof ElectionHappenings>(what: K, payload: ElectionHappenings[K]): void {
-    this.events.emit(`election:${what}`, payload as ElectionEvents[`election:${K}`]);
-    this.events.emitAlias(`elector:${what}`, payload as ElectionEvents[`elector:${K}`]);
-  }
-
   private observe(leader: string): void {
     if (leader === this.observed) return;
     this.observed = leader;
-    this.tell('new-leader', { ...this.ids(), leader });
+    this.events.emit('elector:new-leader', { ...this.ids(), leader });
     this.call(() => this.callbacks.onNewLeader?.(leader));
   }
 
