@@ -37,10 +37,7 @@ export interface LossVerdict {
 
 export function explainFailoverLosses(history: History, violations: Violation[]): LossVerdict {
   if (history.replication !== 'async') return { violations, losses: [] };
-  const promotions = history.faults
-    .map((f) => f.promotion)
-    .filter((p): p is PromotionRecord => p !== undefined)
-    .sort((a, b) => a.at - b.at);
+  const promotions = promotionsOf(history);
   const kept: Violation[] = [];
   const losses: ExplainedLoss[] = [];
   for (const violation of violations) {
@@ -84,9 +81,14 @@ function promotionLosing(promotions: readonly PromotionRecord[], ackedAt: number
  */
 export function lossWindowOf(history: History): (ackedAt: number) => boolean {
   if (history.replication !== 'async') return () => false;
-  const promotions = history.faults
+  const promotions = promotionsOf(history);
+  return (ackedAt) => promotions[promotionLosing(promotions, ackedAt)]?.kind === 'failover';
+}
+
+/** The run's promotions, in time order. */
+function promotionsOf(history: History): PromotionRecord[] {
+  return history.faults
     .map((f) => f.promotion)
     .filter((p): p is PromotionRecord => p !== undefined)
     .sort((a, b) => a.at - b.at);
-  return (ackedAt) => promotions[promotionLosing(promotions, ackedAt)]?.kind === 'failover';
 }

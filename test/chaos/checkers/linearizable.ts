@@ -13,8 +13,6 @@ import {
   formatFailure,
   type Budget,
   type CheckResult,
-  type Model,
-  type Operation,
 } from '../linearizability/search.js';
 
 /** What the check covered, for the run's report. */
@@ -58,9 +56,15 @@ export function checkLinearizability(history: History, budget = BUDGET): Lineari
     ),
   });
   const results: { label: string; result: CheckResult }[] = [
-    { label: 'lease', result: run(leaseModel(), ops.leases, left) },
-    { label: 'lease lock', result: run(leaseModel({ refusalsAnytime: true }), ops.locks, left) },
-    { label: 'fenced register', result: run(fencedRegisterModel(), ops.registers, left) },
+    { label: 'lease', result: checkOperations(leaseModel(), ops.leases, left) },
+    {
+      label: 'lease lock',
+      result: checkOperations(leaseModel({ refusalsAnytime: true }), ops.locks, left),
+    },
+    {
+      label: 'fenced register',
+      result: checkOperations(fencedRegisterModel(), ops.registers, left),
+    },
   ];
   const violations: Violation[] = [];
   const origin = history.events[0]?.t ?? 0;
@@ -100,14 +104,6 @@ export function checkLinearizability(history: History, budget = BUDGET): Lineari
           : 'ok',
     },
   };
-}
-
-function run<S, I, O>(
-  model: Model<S, I, O>,
-  ops: readonly Operation<I, O>[],
-  budget: () => Budget,
-): CheckResult {
-  return checkOperations(model, ops, budget);
 }
 
 /** The report's line: what was checked, and how long it took. */
