@@ -7,6 +7,7 @@
  * dashboard shows a live election and schedule.
  */
 import type { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { formatDuration } from '../core/duration.js';
 import type { Leasehold } from '../leasehold.js';
 import type { TypedEvents } from '../runtime/events.js';
@@ -113,15 +114,39 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
     stop: async () => {
       say('stopping: workers hand back their tasks, generators release their lease');
       await Promise.all([supervisor.stop(), report.close()]);
-      const claimed = await o.lh.engine.jobList({
-        queue: 'tasks',
-        status: 'processing',
-        limit: 1_000,
-        offset: 0,
-      });
-      return { handedBack, stillClaimed: claimed.length };
+      // Every worker has exited, and those that stopped handed their task back. A task still
+      // claimed belongs to a worker that crashed on purpose: its claim runs out within one lease,
+      // and the service's housekeeping (still running) puts it back in the queue. Waiting for
+      // that lets "none left claimed" be true rather than true-unless-a-crash-was-recent.
+      let stillClaimed = await countClaimed(o.lh);
+      if (stillClaimed > 0) {
+        const waitMs = o.leaseMs + CLAIM_RETURN_MARGIN_MS;
+        say(
+          `waiting up to ${formatDuration(waitMs)} for ${stillClaimed === 1 ? 'the claim of a task' : `the claims of ${stillClaimed} tasks`} whose worker crashed to run out`,
+        );
+        const deadline = performance.now() + waitMs;
+        while (stillClaimed > 0 && performance.now() < deadline) {
+          await sleep(CLAIM_POLL_MS);
+          stillClaimed = await countClaimed(o.lh);
+        }
+      }
+      return { handedBack, stillClaimed };
     },
   };
+}
+
+/** Beyond one lease: the housekeeping's interval and its rescue backoff, with room to spare. */
+const CLAIM_RETURN_MARGIN_MS = 3_000;
+const CLAIM_POLL_MS = 250;
+
+async function countClaimed(lh: Leasehold): Promise<number> {
+  const claimed = await lh.engine.jobList({
+    queue: 'tasks',
+    status: 'processing',
+    limit: 1_000,
+    offset: 0,
+  });
+  return claimed.length;
 }
 
 /** The message of a JSON log line, or the line itself. */

@@ -1,6 +1,6 @@
 // End to end: `leasehold demo` starts, tasks are created and completed, a task whose worker
 // crashed is claimed again after its lease and completed by another worker, and Ctrl-C (SIGINT)
-// leaves no process behind. Shorter ttls than the defaults keep it brisk. Its start-up time is
+// sent just after a crash still ends with no task left claimed and no process behind. Shorter ttls than the defaults keep it brisk. Its start-up time is
 // printed, and bounded only generously: on a machine shared with other test runs it measures
 // the machine's load more than the demo (test/support/timing.ts).
 import assert from 'node:assert/strict';
@@ -82,6 +82,15 @@ describe('leasehold demo', () => {
           [...l.matchAll(/started \(pid (\d+)\)/g)].map((m) => Number(m[1])),
         );
         assert.ok(pids.length >= 5, 'the demo reported its children');
+        // Ctrl-C just after worker-3 crashes, while its task is still claimed: a clean stop
+        // waits for that claim to run out rather than leave the task claimed.
+        const crashes = (): number =>
+          demo.lines.filter((l) => /worker-3: crashing on purpose/.test(l)).length;
+        const crashesSoFar = crashes();
+        await waitFor('worker-3 to crash again', async () => crashes() > crashesSoFar, {
+          timeoutMs: 2 * EVENT_TIMEOUT_MS,
+          intervalMs: 20,
+        });
         demo.kill('SIGINT');
         const exit = await demo.exited();
         assert.equal(
@@ -89,7 +98,12 @@ describe('leasehold demo', () => {
           0,
           `demo exit: ${JSON.stringify(exit)}\n${demo.lines.slice(-15).join('\n')}`,
         );
-        assert.ok(demo.lines.some((l) => /demo stopped cleanly/.test(l)));
+        for (const l of demo.lines.filter((l) => /waiting up to|demo stopped/.test(l)))
+          console.log(`# ${l.trim()}`);
+        assert.ok(
+          demo.lines.some((l) => /demo stopped cleanly/.test(l)),
+          `the demo's last lines:\n${demo.lines.slice(-15).join('\n')}`,
+        );
         assert.deepEqual(pids.filter(isAlive), [], 'no child process outlives the demo');
       } finally {
         demo.kill('SIGKILL');
