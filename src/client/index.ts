@@ -5,7 +5,14 @@ export {
   type ClientAcquireOptions,
   type ClientHoldOptions,
 } from './lease-client.js';
-export { TaskClient, type Task, type CreateTaskOptions, type ClaimRef } from './task-client.js';
+export {
+  TaskClient,
+  type Task,
+  type CreateTaskOptions,
+  type ClaimRef,
+  type RenewTaskOptions,
+  type TaskRenewal,
+} from './task-client.js';
 export type { HttpClientOptions } from './http.js';
 export { HeldLease, type HeldLeaseState } from '../core/held-lease.js';
 export * from '../core/errors.js';

@@ -1,6 +1,7 @@
 /**
- * Tasks over HTTP (the seed's task API): create, claim the next one, heartbeat, complete,
- * fail. Every call that touches a claimed task sends the claim's token, so a worker whose claim
+ * Tasks over HTTP (the seed's task API): create, claim the next one, renew the claim, complete,
+ * fail, hand back. The method names are the library's words (decision 0235); the routes and
+ * JSON fields they call keep the seed's (`/heartbeat`, `must_heartbeat_before`). Every call that touches a claimed task sends the claim's token, so a worker whose claim
  * moved on is refused (`lease_lost`) instead of overwriting the new owner's work.
  */
 import { isLeaseholdError } from '../core/errors.js';
@@ -37,6 +38,18 @@ export interface ClaimRef {
   token: FencingToken;
 }
 
+export interface RenewTaskOptions {
+  leaseSeconds?: number;
+  signal?: AbortSignal;
+}
+
+/** What a renewal answers: the new deadline of the claim. */
+export interface TaskRenewal {
+  mustRenewBefore: Date;
+  /** @deprecated the former name of `mustRenewBefore` (decision 0235): the same date. */
+  mustHeartbeatBefore: Date;
+}
+
 export class TaskClient {
   private readonly http: HttpClient;
 
@@ -56,10 +69,11 @@ export class TaskClient {
 
   /** Claims the next ready task, or null when none is ready. */
   async next(
-    processor: string,
+    workerId: string,
     options: { leaseSeconds?: number; signal?: AbortSignal } = {},
   ): Promise<Task | null> {
-    const body: Record<string, unknown> = { processor };
+    // The task API names the worker id `processor` (the seed's wire name).
+    const body: Record<string, unknown> = { processor: workerId };
     if (options.leaseSeconds !== undefined) body.lease_seconds = options.leaseSeconds;
     const answer = await this.http.request<Task | undefined>(
       'POST',
@@ -70,12 +84,11 @@ export class TaskClient {
     return answer.status === 204 ? null : (answer.body ?? null);
   }
 
-  /** Extends the claim; throws `lease_lost` or `task_done` when it is no longer ours. */
-  async heartbeat(
-    id: number,
-    claim: ClaimRef,
-    options: { leaseSeconds?: number; signal?: AbortSignal } = {},
-  ): Promise<{ mustHeartbeatBefore: Date }> {
+  /**
+   * Renews the claim (`PUT /api/tasks/:id/heartbeat`, the seed's route); throws `lease_lost` or
+   * `task_done` when it is no longer ours.
+   */
+  async renew(id: number, claim: ClaimRef, options: RenewTaskOptions = {}): Promise<TaskRenewal> {
     const body: Record<string, unknown> = { ...claim };
     if (options.leaseSeconds !== undefined) body.lease_seconds = options.leaseSeconds;
     const answer = await this.http.request<{ must_heartbeat_before: string }>(
@@ -84,7 +97,13 @@ export class TaskClient {
       body,
       options.signal,
     );
-    return { mustHeartbeatBefore: new Date(answer.body.must_heartbeat_before) };
+    const mustRenewBefore = new Date(answer.body.must_heartbeat_before);
+    return { mustRenewBefore, mustHeartbeatBefore: mustRenewBefore };
+  }
+
+  /** @deprecated the former name of `renew()` (decision 0235); it does the same. */
+  heartbeat(id: number, claim: ClaimRef, options: RenewTaskOptions = {}): Promise<TaskRenewal> {
+    return this.renew(id, claim, options);
   }
 
   async complete(id: number, claim: ClaimRef, output?: unknown): Promise<Task> {
@@ -99,6 +118,14 @@ export class TaskClient {
   }
 
   /** Hands the task back (shutdown): pending again at once, the attempt not counted. */
+  async handBack(id: number, claim: ClaimRef): Promise<Task> {
+    return (await this.http.request<Task>('PUT', `/api/tasks/${id}/hand-back`, claim)).body;
+  }
+
+  /**
+   * @deprecated the former name of `handBack()` (decision 0235). It calls the seed's route,
+   * `PUT /api/tasks/:id/release`, so it also works against a service older than `/hand-back`.
+   */
   async release(id: number, claim: ClaimRef): Promise<Task> {
     return (await this.http.request<Task>('PUT', `/api/tasks/${id}/release`, claim)).body;
   }

@@ -96,7 +96,7 @@ export function requireJsonObject(
  * Rejected here so both engines agree and the error names the field, not the SQL statement.
  * Walks with an explicit stack: JSON.stringify succeeded, but the nesting may still be deep.
  */
-function unstorableText(root: unknown): string | undefined {
+export function unstorableText(root: unknown): string | undefined {
   const pending: unknown[] = [root];
   while (pending.length > 0) {
     const value = pending.pop();

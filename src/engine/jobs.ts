@@ -20,7 +20,7 @@
  */
 import type { BackoffPolicy } from '../core/backoff.js';
 import type { FencingToken, Job, JobStatus, WorkerInfo, WorkerStatus } from '../core/types.js';
-import type { CallerTransaction } from './engine.js';
+import type { CallerTransaction } from './types.js';
 
 /** The notification topic on which claimable work is announced (payload: the queue name). */
 export const JOBS_TOPIC = 'jobs';

@@ -9,7 +9,7 @@
  * statement that made the change (one NOTIFY per statement, never one per row).
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import type { CallerTransaction } from './engine.js';
+import type { CallerTransaction } from './types.js';
 
 export interface NotificationHandler {
   /** A notification on the topic arrived; `payload` is '' when none was sent. */

@@ -16,8 +16,9 @@ import {
   requireSafeInteger,
 } from '../core/validate.js';
 import type { Engine, LeaseAcquireResult } from '../engine/engine.js';
-import { HeldLease, type HeldLeaseCallbacks } from '../core/held-lease.js';
+import { HeldLease, type HeldLeaseCallbacks, type LeaseTermStore } from '../core/held-lease.js';
 import { trustTiming } from '../core/trust.js';
+import { leaseCoalescers, type LeaseCoalescers } from './lease-coalescers.js';
 
 export interface AcquireOptions {
   holder: string;
@@ -53,18 +54,37 @@ export interface ListOptions {
 /** Identifies a lease term: what renew and release are guarded by. */
 export type LeaseTerm = Pick<Lease, 'resource' | 'holder' | 'token'> & { ttlMs?: number };
 
+/** A holder's live lease without its token: for clients of the seed's HTTP API (see renewAsHolder). */
+export type HolderRef = Pick<Lease, 'resource' | 'holder'>;
+
+/** Whose lease `releaseById` may end: omit both to end whoever's it is (an administrator's act). */
+export interface ReleaseByIdOptions {
+  holder?: string;
+  token?: FencingToken;
+}
+
 const ttlBounds = { min: LIMITS.ttlMinMs, max: LIMITS.ttlMaxMs };
 
 /**
  * The lease API for application code. It validates every input (so engines never see bad
- * data), turns engine answers into the shapes users want, and builds held leases. It holds no
- * state of its own and works on any engine.
+ * data), turns engine answers into the shapes users want, and builds held leases. It works on
+ * any engine. Acquires, renews and releases made at the same time, by any of its callers and by
+ * the held leases it built, share statements (lease-coalescers.ts; one set per manager): a call
+ * alone still goes at once on its own.
  */
 export class LeaseManager {
+  private readonly coalesced: LeaseCoalescers;
+  /** Where held leases renew and release: through the same coalescers. */
+  private readonly terms: LeaseTermStore;
+
   constructor(
     private readonly engine: Engine,
     private readonly clock: Clock = engine.clock,
-  ) {}
+  ) {
+    this.coalesced = leaseCoalescers(engine);
+    const { renew, release } = this.coalesced;
+    this.terms = { leaseRenew: (p) => renew.run(p), leaseRelease: (p) => release.run(p) };
+  }
 
   /** Takes the lease, or returns null while someone else holds it. */
   async acquire(resource: string, options: AcquireOptions): Promise<Lease | null> {
@@ -75,20 +95,63 @@ export class LeaseManager {
   /** Like acquire, but tells who holds the lease when it is not free. */
   async tryAcquire(resource: string, options: AcquireOptions): Promise<LeaseAcquireResult> {
     const params = validateAcquire(resource, options);
-    return this.engine.leaseAcquire(params);
+    return this.coalesced.acquire.run(params);
   }
 
   /** Extends a lease term; null when it is no longer the caller's. */
   async renew(term: LeaseTerm, options: { ttl?: Duration } = {}): Promise<Lease | null> {
     const { resource, holder, token } = validateTerm(term);
     const ttlMs = toMilliseconds('ttl', options.ttl ?? term.ttlMs, ttlBounds);
-    return this.engine.leaseRenew({ resource, holder, token, ttlMs });
+    return this.coalesced.renew.run({ resource, holder, token, ttlMs });
   }
 
   /** Ends a lease term now; false when it was no longer the caller's. */
   async release(term: LeaseTerm): Promise<boolean> {
     const { resource, holder, token } = validateTerm(term);
-    return (await this.engine.leaseRelease({ resource, holder, token })) !== null;
+    return (await this.coalesced.release.run({ resource, holder, token })) !== null;
+  }
+
+  /**
+   * Extends `holder`'s live lease on `resource` whatever its token: guarded by the holder alone.
+   * Only for clients of the seed's HTTP API, which never saw a token; anyone who has the term
+   * calls `renew`, which a newer term of the same holder refuses.
+   */
+  async renewAsHolder(ref: HolderRef, options: { ttl: Duration }): Promise<Lease | null> {
+    const { resource, holder } = validateHolder(ref);
+    const ttlMs = toMilliseconds('ttl', options.ttl, ttlBounds);
+    return this.coalesced.renew.run({ resource, holder, ttlMs });
+  }
+
+  /** Ends `holder`'s live lease on `resource` whatever its token; the lease, or null (see renewAsHolder). */
+  async releaseAsHolder(ref: HolderRef): Promise<Lease | null> {
+    return this.coalesced.release.run(validateHolder(ref));
+  }
+
+  /** Like `release`, but answers the released lease (null when it was no longer the caller's). */
+  async releaseTerm(term: LeaseTerm): Promise<Lease | null> {
+    const { resource, holder, token } = validateTerm(term);
+    return this.coalesced.release.run({ resource, holder, token });
+  }
+
+  /**
+   * Ends the live lease with this id: the holder's own (give `holder`, and `token` to guard the
+   * term), or whoever's it is when both are omitted (an administrator's act: authorise it first).
+   */
+  async releaseById(id: number, options: ReleaseByIdOptions = {}): Promise<Lease | null> {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'must be an object { holder?, token? }');
+    return this.engine.leaseReleaseById({
+      id: requireSafeInteger('id', id, 1),
+      ...(options.holder === undefined ? {} : { holder: requireName('holder', options.holder) }),
+      ...(options.token === undefined
+        ? {}
+        : { token: requireSafeInteger('token', options.token, 1) }),
+    });
+  }
+
+  /** How many leases are live right now, counted in the engine (a list stops at its page). */
+  async countActive(): Promise<number> {
+    return this.engine.leaseCountActive();
   }
 
   async get(resource: string): Promise<Lease | null> {
@@ -125,7 +188,7 @@ export class LeaseManager {
     const params = validateAcquire(resource, options);
     const timing = trustTiming(params.ttlMs, options.renewEvery, options.margin);
     const sentAt = this.clock.monotonic();
-    const result = await this.engine.leaseAcquire(params);
+    const result = await this.coalesced.acquire.run(params);
     if (!result.acquired) {
       const current = result.current;
       throw new LeaseHeldError(
@@ -134,7 +197,7 @@ export class LeaseManager {
         current?.expiresAt ?? new Date(0),
       );
     }
-    return new HeldLease(this.engine, this.clock, result.lease, sentAt, timing, options);
+    return new HeldLease(this.terms, this.clock, result.lease, sentAt, timing, options);
   }
 
   /**
@@ -178,6 +241,15 @@ export function validateAcquire(resource: string, options: AcquireOptions) {
   return options.metadata === undefined
     ? params
     : { ...params, metadata: requireJsonObject('metadata', options.metadata) };
+}
+
+function validateHolder(ref: HolderRef) {
+  if (typeof ref !== 'object' || ref === null)
+    throw new InvalidArgumentError('lease', 'must be an object { resource, holder }');
+  return {
+    resource: requireName('resource', ref.resource),
+    holder: requireName('holder', ref.holder),
+  };
 }
 
 function validateTerm(term: LeaseTerm) {

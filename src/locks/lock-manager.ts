@@ -14,8 +14,9 @@
  * term: behind pgbouncer they need session pooling (docs/locks-and-elections.md).
  */
 import type { Clock } from '../core/clock.js';
-import { UnsupportedError } from '../core/errors.js';
-import { requireName } from '../core/validate.js';
+import { InvalidArgumentError, UnsupportedError } from '../core/errors.js';
+import type { Lease } from '../core/types.js';
+import { LIMITS, requireName, requireSafeInteger } from '../core/validate.js';
 import type { Engine, EngineCapabilities } from '../engine/engine.js';
 import { AdvisoryLock } from './advisory-lock.js';
 import { LeaseLock, leaseLockSettings, type LeaseLockOptions } from './lease-lock.js';
@@ -54,6 +55,22 @@ export class LockManager {
       this.wakeups,
       this.clock,
     );
+  }
+
+  /**
+   * The latest term of each lease lock (a lock's row outlives its terms), optionally of the
+   * names starting with `prefix`; an election's lock is `leasehold:election:<name>`.
+   */
+  async listLeaseLocks(options: { prefix?: string; limit?: number } = {}): Promise<Lease[]> {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'must be an object { prefix?, limit? }');
+    const limit = requireSafeInteger('limit', options.limit ?? 100, 1);
+    if (limit > LIMITS.listMaxLimit)
+      throw new InvalidArgumentError('limit', `must be at most ${LIMITS.listMaxLimit}`);
+    return this.engine.leaseLockList({
+      ...(options.prefix === undefined ? {} : { prefix: requireName('prefix', options.prefix) }),
+      limit,
+    });
   }
 
   private requireCapability(capability: keyof EngineCapabilities, flavour: string): void {

@@ -20,10 +20,9 @@
  * `true` or `false` (a `null` there would mean both "no token" and "not acquired").
  */
 import type { Clock } from '../core/clock.js';
-import type { Duration } from '../core/duration.js';
 import { AbortedError, ConflictError, isLeaseholdError } from '../core/errors.js';
 import type { FencingToken } from '../core/types.js';
-import { waitScope } from './wait.js';
+import { waitScope, type LockOptions } from './wait.js';
 
 export type LockKind = 'advisory' | 'session' | 'lease';
 
@@ -38,12 +37,8 @@ export type TryLockResult<Token extends LockToken> = [Token] extends [null]
   ? boolean
   : Token | null;
 
-export interface LockOptions {
-  /** Give up after this long (e.g. `"5s"`); rejects with a TimeoutError (code `timeout`). */
-  timeout?: Duration;
-  /** Cancels the wait; the promise rejects with `signal.reason`. */
-  signal?: AbortSignal;
-}
+/** How long `lock()` may wait, and what cancels it (defined beside the wait, in wait.ts). */
+export type { LockOptions } from './wait.js';
 
 /** Protected code: receives the term's token and a signal that fires if the lock is lost. */
 export type LockedFunction<Token extends LockToken, T> = (

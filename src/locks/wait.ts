@@ -19,16 +19,23 @@
  */
 import { backoffDelay, type BackoffPolicy } from '../core/backoff.js';
 import type { Clock, Timer } from '../core/clock.js';
-import { formatDuration, toMilliseconds } from '../core/duration.js';
+import { formatDuration, toMilliseconds, type Duration } from '../core/duration.js';
 import { InvalidArgumentError, TimeoutError } from '../core/errors.js';
 import type { Engine } from '../engine/engine.js';
 import { LOCKS_TOPIC } from '../engine/locks.js';
-import type { LockOptions } from './lock.js';
 
 /** The first sleep between tries is up to this long; later ones double up to `pollEvery`. */
 export const POLL_BASE_MS = 50;
 /** Default cap of the polling backoff: a waiter that hears nothing tries about once a second. */
 export const DEFAULT_POLL_EVERY_MS = 2_000;
+
+/** How long a blocking `lock()` may wait, and what cancels it. */
+export interface LockOptions {
+  /** Give up after this long (e.g. `"5s"`); rejects with a TimeoutError (code `timeout`). */
+  timeout?: Duration;
+  /** Cancels the wait; the promise rejects with `signal.reason`. */
+  signal?: AbortSignal;
+}
 
 export interface WaitScope {
   /** Aborts on the caller's signal (with its reason) or at the timeout (with a TimeoutError). */

@@ -9,16 +9,16 @@
 import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { formatDuration } from '../core/duration.js';
-import type { Leasehold } from '../leasehold.js';
+import type { LeaseholdFacade } from '../leasehold.js';
 import type { TypedEvents } from '../runtime/events.js';
 import type { ServiceEventMap } from '../service/context.js';
 import type { RunningServer } from '../service/server.js';
-import { setGeneratorRunning } from './generator.js';
+import { TASKS_QUEUE, setGeneratorRunning } from '../tasks/task-domain.js';
 import { startQueueReport } from './queue-report.js';
 import { Supervisor } from './supervisor.js';
 
 export interface DemoOptions {
-  lh: Leasehold;
+  lh: LeaseholdFacade;
   server: RunningServer;
   /** The service's events (given to `startServer`): the demo counts the tasks handed back. */
   serviceEvents: TypedEvents<ServiceEventMap>;
@@ -56,7 +56,7 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
   const say = (line: string): void =>
     void o.out.write(`${new Date().toISOString().slice(11, 19)}  ${line}\n`);
   let handedBack = 0;
-  o.serviceEvents.on('task:released', () => handedBack++);
+  o.serviceEvents.on('task:handed-back', () => handedBack++);
   supervisor.events.on('child:started', (e) => say(`${e.name} started (pid ${e.pid})`));
   supervisor.events.on('child:exited', (e) => {
     if (e.restarting)
@@ -95,7 +95,7 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
         'worker',
         '--url',
         o.server.url,
-        '--processor',
+        '--worker-id',
         `worker-${i}`,
         '--lease',
         String(o.leaseMs),
@@ -139,13 +139,8 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
 const CLAIM_RETURN_MARGIN_MS = 3_000;
 const CLAIM_POLL_MS = 250;
 
-async function countClaimed(lh: Leasehold): Promise<number> {
-  const claimed = await lh.engine.jobList({
-    queue: 'tasks',
-    status: 'processing',
-    limit: 1_000,
-    offset: 0,
-  });
+async function countClaimed(lh: LeaseholdFacade): Promise<number> {
+  const claimed = await lh.jobs.list({ queue: TASKS_QUEUE, status: 'processing', limit: 1_000 });
   return claimed.length;
 }
 

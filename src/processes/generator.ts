@@ -10,48 +10,20 @@
  */
 import { LeaseHeldError } from '../core/errors.js';
 import type { HeldLease } from '../core/held-lease.js';
-import type { Leasehold } from '../leasehold.js';
+import type { LeaseholdFacade } from '../leasehold.js';
+import { GENERATOR_CONTROL, GENERATOR_RESOURCE, TASKS_QUEUE } from '../tasks/task-domain.js';
 import { TypedEvents } from '../runtime/events.js';
 import { BackgroundService, type ServiceOptions } from '../runtime/service.js';
 
-export const GENERATOR_CONTROL = 'generator';
-export const GENERATOR_RESOURCE = 'leasehold:generator';
-
-export interface GeneratorStatus {
-  /** What the fleet was told: every instance reads the same row. */
-  readonly state: 'started' | 'stopped';
-  /** The instance generating now (holder of the generator lease), if any. */
-  readonly runningOn: string | null;
-  readonly token: number | null;
-  readonly leaseExpiresAt: string | null;
-  readonly changedBy: string | null;
-  readonly changedAt: string | null;
-}
-
-export async function generatorStatus(lh: Leasehold): Promise<GeneratorStatus> {
-  const [control, lease] = await Promise.all([
-    lh.engine.controlGet({ name: GENERATOR_CONTROL }),
-    lh.leases.get(GENERATOR_RESOURCE),
-  ]);
-  const live = lease?.state === 'active' ? lease : null;
-  return {
-    state: control?.value.running === true ? 'started' : 'stopped',
-    runningOn: live?.holder ?? null,
-    token: live?.token ?? null,
-    leaseExpiresAt: live?.expiresAt.toISOString() ?? null,
-    changedBy: control?.updatedBy ?? null,
-    changedAt: control?.updatedAt.toISOString() ?? null,
-  };
-}
-
-export async function setGeneratorRunning(
-  lh: Leasehold,
-  running: boolean,
-  changedBy: string,
-): Promise<GeneratorStatus> {
-  await lh.engine.controlSet({ name: GENERATOR_CONTROL, value: { running }, updatedBy: changedBy });
-  return generatorStatus(lh);
-}
+// The task domain (queue name, generator control and status) lives in tasks/task-domain.ts,
+// shared with the service; re-exported here for the callers that knew it as the generator's.
+export {
+  GENERATOR_CONTROL,
+  GENERATOR_RESOURCE,
+  generatorStatus,
+  setGeneratorRunning,
+  type GeneratorStatus,
+} from '../tasks/task-domain.js';
 
 export interface GeneratorEvents {
   'generator:leading': { instanceId: string; token: number };
@@ -61,7 +33,7 @@ export interface GeneratorEvents {
 }
 
 export interface TaskGeneratorOptions extends Partial<ServiceOptions> {
-  lh: Leasehold;
+  lh: LeaseholdFacade;
   instanceId: string;
   /** Lease ttl of the generating instance (default 5 s): the takeover bound after a crash. */
   leaseTtlMs?: number;
@@ -79,7 +51,7 @@ export interface GeneratorTick {
 export class TaskGenerator extends BackgroundService<GeneratorTick> {
   readonly events = new TypedEvents<GeneratorEvents>();
   private held: HeldLease | undefined;
-  private readonly lh: Leasehold;
+  private readonly lh: LeaseholdFacade;
   private readonly instanceId: string;
   private readonly leaseTtlMs: number;
   private readonly queue: string;
@@ -89,18 +61,18 @@ export class TaskGenerator extends BackgroundService<GeneratorTick> {
     super('generator', {
       intervalMs: 1_000,
       ...options,
-      clock: options.clock ?? options.lh.engine.clock,
+      clock: options.clock ?? options.lh.clock,
     });
     this.lh = options.lh;
     this.instanceId = options.instanceId;
     this.leaseTtlMs = options.leaseTtlMs ?? 5_000;
-    this.queue = options.queue ?? 'tasks';
+    this.queue = options.queue ?? TASKS_QUEUE;
     this.makeTask =
       options.makeTask ?? (() => ({ sleep_duration_seconds: 1 + Math.floor(Math.random() * 5) }));
   }
 
   async runOnce(): Promise<GeneratorTick> {
-    const control = await this.lh.engine.controlGet({ name: GENERATOR_CONTROL });
+    const control = await this.lh.controls.get(GENERATOR_CONTROL);
     if (control?.value.running !== true) {
       await this.standDown();
       return { leading: false, generated: 0 };
@@ -123,22 +95,13 @@ export class TaskGenerator extends BackgroundService<GeneratorTick> {
       }
     }
     if (!this.held.isTrusted()) return { leading: false, generated: 0 };
-    const [outcome] = await this.lh.engine.jobEnqueue({
-      jobs: [
-        {
-          queue: this.queue,
-          payload: this.makeTask(),
-          type: 'generated',
-          // Who generated it, under which lease term: lets anyone check "one instance at a time".
-          headers: { 'generated-by': this.instanceId, 'generator-token': String(this.held.token) },
-          maxAttempts: 5,
-        },
-      ],
+    // The library's defaults (maxAttempts 10), as every other enqueue: decision 0231.
+    const job = await this.lh.queue(this.queue).enqueue(this.makeTask(), {
+      type: 'generated',
+      // Who generated it, under which lease term: lets anyone check "one instance at a time".
+      headers: { 'generated-by': this.instanceId, 'generator-token': String(this.held.token) },
     });
-    this.events.emit('generator:generated', {
-      instanceId: this.instanceId,
-      taskId: outcome!.job.id,
-    });
+    this.events.emit('generator:generated', { instanceId: this.instanceId, taskId: job.id });
     return { leading: true, generated: 1 };
   }
 

@@ -5,7 +5,7 @@
  * schedule to show. Only the demo starts it; `leasehold serve` does not.
  */
 import type { Duration } from '../core/duration.js';
-import type { Leasehold } from '../leasehold.js';
+import type { LeaseholdFacade } from '../leasehold.js';
 import type { Schedule } from '../schedules/schedule.js';
 
 export const QUEUE_REPORT_SCHEDULE = 'queue-report';
@@ -18,7 +18,7 @@ export interface QueueReportOptions {
   log: (line: string) => void;
 }
 
-export function startQueueReport(lh: Leasehold, options: QueueReportOptions): Schedule {
+export function startQueueReport(lh: LeaseholdFacade, options: QueueReportOptions): Schedule {
   return lh.schedule(
     QUEUE_REPORT_SCHEDULE,
     {
@@ -29,7 +29,7 @@ export function startQueueReport(lh: Leasehold, options: QueueReportOptions): Sc
     },
     async ({ token }) => {
       const totals = new Map<string, number>();
-      for (const c of await lh.engine.jobCounts())
+      for (const c of await lh.jobs.counts())
         totals.set(c.status, (totals.get(c.status) ?? 0) + c.count);
       const counts = [...totals].map(([status, n]) => `${n} ${status}`).join(', ');
       options.log(`queue report: ${counts || 'no jobs'} (leader token ${token})`);

@@ -11,15 +11,15 @@
  */
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Job } from '../core/types.js';
-import type { Leasehold } from '../leasehold.js';
+import type { LeaseholdFacade } from '../leasehold.js';
 import type { Maintainer, MaintainerOptions } from '../queue/maintenance/maintainer.js';
 import type { DrainResult, Worker } from '../queue/worker.js';
 import { silentLogger, type Logger } from '../runtime/logger.js';
-import { TASKS_QUEUE } from '../service/routes/tasks.js';
+import { TASKS_QUEUE } from '../tasks/task-domain.js';
 import { crashDelayMs, demoWork } from './demo-work.js';
 
 export interface QueueTaskWorkerOptions {
-  lh: Leasehold;
+  lh: LeaseholdFacade;
   /** Id in the workers table and in `claimed_by` (default: a fresh unique id). */
   id?: string;
   /** Tasks run at once (default 1, like the HTTP worker). */
@@ -46,7 +46,7 @@ export class QueueTaskWorker {
   private readonly random: () => number;
 
   constructor(private readonly o: QueueTaskWorkerOptions) {
-    this.clock = o.clock ?? o.lh.engine.clock ?? systemClock;
+    this.clock = o.clock ?? o.lh.clock ?? systemClock;
     this.random = o.random ?? Math.random;
     this.worker = o.lh.worker({
       queues: TASKS_QUEUE,

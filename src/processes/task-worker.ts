@@ -1,7 +1,7 @@
 /**
- * The task worker of seed 000, over HTTP: claim the next task, keep the claim alive with
- * heartbeats while doing the work, then complete it with the claim's token. A refused
- * heartbeat aborts the work at once; a task whose work throws is reported as failed (retried
+ * The task worker of seed 000, over HTTP: claim the next task, keep the claim alive by
+ * renewing it while doing the work, then complete it with the claim's token. A refused
+ * renewal aborts the work at once; a task whose work throws is reported as failed (retried
  * by the queue with backoff, dead-lettered at its last attempt). `crashRate` makes the process
  * die mid-task on purpose, so the demo shows a claim expiring and another worker taking over.
  */
@@ -33,11 +33,12 @@ export interface TaskWorkerEvents {
 
 export interface HttpTaskWorkerOptions {
   client: TaskClient;
-  processor: string;
+  /** This worker's id (sent as the task API's `processor`). */
+  workerId: string;
   /** Claim duration asked of the service (default 10 s). */
   leaseMs?: number;
-  /** Heartbeat period (default lease / 3). */
-  heartbeatEveryMs?: number;
+  /** How often the claim is renewed (default lease / 3). */
+  renewEveryMs?: number;
   /** Wait between polls when no task is ready (default 500 ms, ±25%). */
   pollIntervalMs?: number;
   /** The work; receives the claim's signal. Default: sleep `task_data.sleep_duration_seconds`. */
@@ -86,7 +87,7 @@ export class HttpTaskWorker {
       let task: Task | null = null;
       const sentAt = this.clock.monotonic();
       try {
-        task = await this.o.client.next(this.o.processor, { leaseSeconds: this.leaseMs / 1000 });
+        task = await this.o.client.next(this.o.workerId, { leaseSeconds: this.leaseMs / 1000 });
       } catch (error) {
         this.events.emit('worker:error', { error: (error as Error).message });
       }
@@ -107,12 +108,12 @@ export class HttpTaskWorker {
     this.events.emit('task:claimed', ref);
     const claim = new TaskClaim({
       client: this.o.client,
-      processor: this.o.processor,
+      workerId: this.o.workerId,
       task,
       sentAt,
       leaseMs: this.leaseMs,
       marginMs: defaultMargin(this.leaseMs),
-      heartbeatEveryMs: this.o.heartbeatEveryMs ?? Math.floor(this.leaseMs / 3),
+      renewEveryMs: this.o.renewEveryMs ?? Math.floor(this.leaseMs / 3),
       clock: this.clock,
     });
     const crashAt = crashDelayMs(task.task_data, this.o.crashRate ?? 0, this.random);
@@ -128,7 +129,7 @@ export class HttpTaskWorker {
       crash?.cancel();
       claim.end();
       if (this.handBackController.signal.aborted && !claim.signal.aborted) {
-        await this.answer(() => this.o.client.release(task.id, claim.claim)).then(
+        await this.answer(() => this.o.client.handBack(task.id, claim.claim)).then(
           () => this.events.emit('task:handed-back', ref),
           (e: unknown) => this.refused(ref, e),
         );

@@ -5,7 +5,7 @@
  */
 import { toMilliseconds, typeName, type Duration } from '../core/duration.js';
 import { InvalidArgumentError } from '../core/errors.js';
-import { LIMITS, requireName, requireSafeInteger } from '../core/validate.js';
+import { LIMITS, requireName, requireSafeInteger, unstorableText } from '../core/validate.js';
 import type { CallerTransaction } from '../engine/engine.js';
 import type { JobSpec } from '../engine/jobs.js';
 
@@ -81,7 +81,12 @@ export function toJobSpec(queue: string, payload: unknown, options: EnqueueOptio
   return spec;
 }
 
-/** Any JSON value within the size limit; `undefined` and functions are not JSON. */
+/**
+ * Any JSON value within the size limit that jsonb can store (no NUL, no lone surrogate, in keys
+ * or strings); `undefined` and functions are not JSON.
+ */
+const MAYBE_UNSTORABLE = /\\u(?:0000|d[89a-f])/i;
+
 function requirePayload(payload: unknown): unknown {
   let text: string | undefined;
   try {
@@ -97,11 +102,17 @@ function requirePayload(payload: unknown): unknown {
       'payload',
       `must be at most ${QUEUE_LIMITS.payloadMaxBytes} bytes of JSON, got ${bytes}`,
     );
-  if (text.includes('\\u0000'))
-    throw new InvalidArgumentError('payload', 'must not contain NUL characters');
   // What is stored is what JSON makes of it (a Date becomes a string): hand that on, so both
   // engines store the same value.
-  return JSON.parse(text) as unknown;
+  const parsed = JSON.parse(text) as unknown;
+  // JSON.stringify escapes both NUL and lone surrogates (\u0000, \udxxx): only a text holding
+  // such an escape needs the exact walk, so the common payload costs one scan.
+  if (MAYBE_UNSTORABLE.test(text)) {
+    const bad = unstorableText(parsed);
+    if (bad)
+      throw new InvalidArgumentError('payload', `must not contain ${bad} in keys or strings`);
+  }
+  return parsed;
 }
 
 function requireHeaders(headers: unknown): Record<string, string> {

@@ -32,10 +32,15 @@ export class RunContext implements JobContext {
     return this.run.signal;
   }
 
-  async heartbeat(): Promise<void> {
+  async renew(): Promise<void> {
     this.throwIfLost();
     await this.host.renewSoon();
     this.throwIfLost();
+  }
+
+  /** @deprecated the former name of `renew()` (decision 0235). */
+  heartbeat(): Promise<void> {
+    return this.renew();
   }
 
   async complete(tx: CallerTransaction, result?: unknown): Promise<void> {

@@ -30,7 +30,7 @@ export class Renewer extends BackgroundService<RenewRound> {
     super('renewer', { jitterFraction: 0.05, firstRunDelayMs: o.intervalMs, ...o });
   }
 
-  /** Resolves after a renewal round that started no earlier than now (a handler's heartbeat). */
+  /** Resolves after a renewal round that started no earlier than now (a handler's `renew()`). */
   renewSoon(): Promise<void> {
     const done = new Promise<void>((resolve) => this.waiters.push(resolve));
     this.poke();

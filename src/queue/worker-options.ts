@@ -22,6 +22,8 @@ export interface JobContext {
   /** Fires when the worker must stop: lease lost, job cancelled, drain hand-back or hard stop. */
   readonly signal: AbortSignal;
   /** Renews this worker's leases now (a long step is about to start); resolves when done. */
+  renew(): Promise<void>;
+  /** @deprecated the former name of `renew()` (decision 0235); it does the same. */
   heartbeat(): Promise<void>;
   /**
    * Completes the job inside your own transaction, with your business writes: both commit or

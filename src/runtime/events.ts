@@ -1,5 +1,5 @@
 /**
- * Typed events. Every background service emits what it did (`elector:elected`,
+ * Typed events. Every background service emits what it did (`election:elected`,
  * `rescuer:ran`, `worker:drained`, …) through one of these; tests await the events instead of
  * sleeping, and the dashboard, metrics and logs subscribe to the same stream.
  *
@@ -46,18 +46,30 @@ export class TypedEvents<M extends EventMap> {
   }
 
   emit<K extends keyof M>(name: K, payload: M[K]): void {
+    this.tellListeners(name, payload);
+    for (const listener of this.anyListeners) {
+      try {
+        listener(name, payload);
+      } catch {
+        // a subscriber's bug must not break the emitter's loop
+      }
+    }
+  }
+
+  /**
+   * Tells a deprecated name of an event that was just emitted under its current name (decision
+   * 0235): its own listeners hear it, `onAny` bridges do not, since they saw the event once.
+   */
+  emitAlias<K extends keyof M>(name: K, payload: M[K]): void {
+    this.tellListeners(name, payload);
+  }
+
+  private tellListeners<K extends keyof M>(name: K, payload: M[K]): void {
     for (const listener of this.listeners.get(name) ?? []) {
       try {
         (listener as Listener<M[K]>)(payload);
       } catch {
         // a subscriber's bug must not break the emitter's loop
-      }
-    }
-    for (const listener of this.anyListeners) {
-      try {
-        listener(name, payload);
-      } catch {
-        // as above
       }
     }
   }

@@ -1,5 +1,5 @@
 /**
- * The one skeleton every background loop shares (elector, producer, rescuer, sweeper, pruner,
+ * The one skeleton every background loop shares (election, producer, rescuer, sweeper, pruner,
  * generator…). A subclass implements `runOnce()`, which does one unit of work and returns what
  * it did; the skeleton runs it on a jittered interval after a staggered first run, on an
  * injected clock, and `stop()` waits for an iteration in flight instead of busy-waiting.

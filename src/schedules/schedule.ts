@@ -24,7 +24,7 @@ import { ClosedError, InvalidArgumentError } from '../core/errors.js';
 import type { FencingToken } from '../core/types.js';
 import type { Engine } from '../engine/engine.js';
 import type { ScheduleSlot } from '../engine/locks.js';
-import { Election } from '../locks/elector.js';
+import { Election } from '../locks/election.js';
 import { TypedEvents } from '../runtime/events.js';
 import { silentLogger, type Logger } from '../runtime/logger.js';
 import {
@@ -175,7 +175,7 @@ export class Schedule {
     if (this.config.catchUp) {
       // In leader mode only the leader catches up: now if it leads, later whenever it is elected.
       if (!this.election || this.election.isLeader()) this.catchUp(startedAt);
-      this.offElected = this.election?.events.on('elector:elected', () => this.catchUp());
+      this.offElected = this.election?.events.on('election:elected', () => this.catchUp());
     }
     // From the start instant, not from now: a slot that began while the election was starting
     // is due at once.

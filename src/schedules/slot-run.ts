@@ -24,7 +24,7 @@ import { AbortedError, LeaseLostError } from '../core/errors.js';
 import { defaultMargin } from '../core/trust.js';
 import type { FencingToken } from '../core/types.js';
 import type { Engine } from '../engine/engine.js';
-import type { Election } from '../locks/elector.js';
+import type { Election } from '../locks/election.js';
 import type { ResolvedScheduleOptions, ScheduleMode } from './schedule-options.js';
 import { slotAfter } from './slots.js';
 

@@ -150,8 +150,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     events: options.events ?? new TypedEvents<ServiceEventMap>(),
     instanceId: options.instanceId ?? defaultHolderId(),
   };
-  const metrics = createMetrics(ctx);
+  const metrics = createMetrics(ctx.lh);
   ctx.metrics = metrics;
+  // The Leasehold may outlive the app (tests, embedding): stop listening to its engine on close.
+  app.addHook('onClose', (_app, done) => {
+    metrics.detach();
+    done();
+  });
   metricsRoutes(app, metrics);
   healthRoutes(app, ctx);
   leaseRoutes(app, ctx);

@@ -1,5 +1,8 @@
-/** What every route module receives: the library facade, the event bus and the config. */
-import type { Leasehold } from '../leasehold.js';
+/**
+ * What every route module receives: the library facade (its managers, never the engine: routes
+ * take the library's one way in, decision 0231), the event bus and the config.
+ */
+import type { LeaseholdFacade } from '../leasehold.js';
 import type { TypedEvents } from '../runtime/events.js';
 import type { Principal } from './auth.js';
 import type { ServiceMetrics } from './metrics.js';
@@ -17,7 +20,7 @@ export interface ServiceEventMap {
 }
 
 export interface ServiceContext {
-  readonly lh: Leasehold;
+  readonly lh: LeaseholdFacade;
   readonly events: TypedEvents<ServiceEventMap>;
   /** This instance's name, reported by /healthz and the generator status. */
   readonly instanceId: string;

@@ -6,9 +6,8 @@
  * (decision 0301).
  */
 import type { Lease } from '../core/types.js';
-import type { ScheduleSummary } from '../engine/locks.js';
-import type { Leasehold } from '../leasehold.js';
-import { ELECTION_LOCK_PREFIX } from '../locks/elector-options.js';
+import type { LeaseholdFacade, ScheduleSummary } from '../leasehold.js';
+import { ELECTION_LOCK_PREFIX } from '../locks/election-options.js';
 
 export type LeaderJson = ReturnType<typeof leaderJson>;
 export type ScheduleJson = ReturnType<typeof scheduleJson>;
@@ -37,11 +36,11 @@ export function scheduleJson(summary: ScheduleSummary) {
   };
 }
 
-export async function readLeaders(lh: Leasehold, limit: number): Promise<LeaderJson[]> {
-  const terms = await lh.engine.leaseLockList({ prefix: ELECTION_LOCK_PREFIX, limit });
+export async function readLeaders(lh: LeaseholdFacade, limit: number): Promise<LeaderJson[]> {
+  const terms = await lh.locks.listLeaseLocks({ prefix: ELECTION_LOCK_PREFIX, limit });
   return terms.map(leaderJson);
 }
 
-export async function readSchedules(lh: Leasehold, limit: number): Promise<ScheduleJson[]> {
-  return (await lh.engine.scheduleList({ limit })).map(scheduleJson);
+export async function readSchedules(lh: LeaseholdFacade, limit: number): Promise<ScheduleJson[]> {
+  return (await lh.listSchedules({ limit })).map(scheduleJson);
 }

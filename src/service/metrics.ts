@@ -3,10 +3,16 @@
  * embedding) never clash. Counters and histograms follow what this instance does; the gauges
  * of database state (active leases, jobs by status) are read from the database at scrape time,
  * so every instance reports the same fleet-wide numbers.
+ *
+ * Engine call durations (and the claim latency, which is one of them) come from the instrumented
+ * engine's events (`lh.on('engine')`, decision 0234), not from timing in the routes: every engine
+ * call this instance makes is observed once, whoever made it.
  */
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ServiceContext } from './context.js';
+import { DEFAULT_DURATION_BUCKETS_MS } from '../engine/engine-metrics.js';
+import type { EngineCallEvent } from '../engine/instrumented-engine.js';
+import type { LeaseholdFacade } from '../leasehold.js';
 
 export interface ServiceMetrics {
   readonly registry: Registry;
@@ -15,9 +21,12 @@ export interface ServiceMetrics {
   readonly httpDuration: Histogram<'method' | 'route'>;
   readonly jobDuration: Histogram<'queue' | 'outcome'>;
   readonly claimLatency: Histogram<'queue'>;
+  readonly engineCalls: Histogram<'operation' | 'outcome'>;
+  /** Stops observing the Leasehold's engine calls (the app calls it when it closes). */
+  detach(): void;
 }
 
-export function createMetrics(ctx: ServiceContext): ServiceMetrics {
+export function createMetrics(lh: LeaseholdFacade): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'leasehold_' });
   const metrics: ServiceMetrics = {
@@ -52,19 +61,36 @@ export function createMetrics(ctx: ServiceContext): ServiceMetrics {
     }),
     claimLatency: new Histogram({
       name: 'leasehold_claim_latency_seconds',
-      help: 'Time a claim (POST /api/tasks/next) spends in the database.',
+      help:
+        'Time a claim spends in the engine, by queue: every successful claim this instance makes ' +
+        '(POST /api/tasks/next, and any worker of this process), from the instrumented engine.',
       labelNames: ['queue'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
       registers: [registry],
     }),
+    engineCalls: new Histogram({
+      name: 'leasehold_engine_call_duration_seconds',
+      help: 'Engine calls made by this instance, by operation and outcome (the instrumented engine).',
+      labelNames: ['operation', 'outcome'],
+      buckets: DEFAULT_DURATION_BUCKETS_MS.map((ms) => ms / 1000),
+      registers: [registry],
+    }),
+    detach: () => stopObserving(),
   };
+  const observeCall = (call: EngineCallEvent): void => {
+    const seconds = call.durationMs / 1000;
+    metrics.engineCalls.observe({ operation: call.operation, outcome: call.outcome }, seconds);
+    if (call.operation === 'jobClaimBatch' && call.outcome === 'ok')
+      for (const queue of call.params.queues) metrics.claimLatency.observe({ queue }, seconds);
+  };
+  const stopObserving = lh.on('engine', observeCall);
   new Gauge({
     name: 'leasehold_leases_active',
     help: 'Leases held right now (fleet-wide, read from the database at scrape time).',
     registers: [registry],
     async collect() {
       // Counted in the database: a listing would stop at its page size.
-      this.set(await ctx.lh.engine.leaseCountActive());
+      this.set(await lh.leases.countActive());
     },
   });
   new Gauge({
@@ -74,7 +100,7 @@ export function createMetrics(ctx: ServiceContext): ServiceMetrics {
     registers: [registry],
     async collect() {
       this.reset();
-      for (const row of await ctx.lh.engine.jobCounts().catch(() => []))
+      for (const row of await lh.jobs.counts().catch(() => []))
         this.set({ queue: row.queue, status: row.status }, row.count);
     },
   });

@@ -4,8 +4,8 @@
  * every second while anyone is watching. Reading it costs a handful of indexed queries, and a
  * Snapshotter runs only while at least one client is subscribed.
  */
-import type { Leasehold } from '../leasehold.js';
-import { generatorStatus, type GeneratorStatus } from '../processes/generator.js';
+import type { LeaseholdFacade } from '../leasehold.js';
+import { generatorStatus, type GeneratorStatus } from '../tasks/task-domain.js';
 import { BackgroundService } from '../runtime/service.js';
 import { readLeaders, readSchedules, type LeaderJson, type ScheduleJson } from './leadership.js';
 import { leaseJson, type LeaseJson } from './serialize.js';
@@ -35,12 +35,12 @@ export interface FleetSnapshot {
 /** Leases shown: the newest rows (each resource is one row, whatever its state). */
 const LEASE_LIMIT = 200;
 
-export async function readSnapshot(lh: Leasehold): Promise<FleetSnapshot> {
+export async function readSnapshot(lh: LeaseholdFacade): Promise<FleetSnapshot> {
   const [now, leases, jobs, workers, generator, leaders, schedules] = await Promise.all([
-    lh.engine.now(),
+    lh.now(),
     lh.leases.list({ state: 'all', limit: LEASE_LIMIT }),
-    lh.engine.jobCounts().catch(() => []),
-    lh.engine.workerList({ limit: 200 }).catch(() => []),
+    lh.jobs.counts().catch(() => []),
+    lh.jobs.workers({ limit: 200 }).catch(() => []),
     generatorStatus(lh),
     readLeaders(lh, 200).catch(() => []),
     readSchedules(lh, 200).catch(() => []),
@@ -70,10 +70,10 @@ export class Snapshotter extends BackgroundService<FleetSnapshot | undefined> {
   private readonly subscribers = new Set<(snapshot: FleetSnapshot) => void>();
 
   constructor(
-    private readonly lh: Leasehold,
+    private readonly lh: LeaseholdFacade,
     intervalMs = 1_000,
   ) {
-    super('snapshotter', { intervalMs, firstRunDelayMs: 0, clock: lh.engine.clock });
+    super('snapshotter', { intervalMs, firstRunDelayMs: 0, clock: lh.clock });
   }
 
   subscribe(fn: (snapshot: FleetSnapshot) => void): () => void {

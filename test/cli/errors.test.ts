@@ -90,6 +90,10 @@ describe('leasehold command errors', () => {
       [['worker', '--crash-rate', 'abc'], /--crash-rate: must be a number from 0 to 1/],
       [['worker', '--concurrency', '0'], /--concurrency must be an integer from 1/],
       [['worker', '--in-process', '--url', 'http://x'], /cannot be used with option '--url/],
+      [
+        ['worker', '--worker-id', 'a', '--processor', 'b'],
+        /--worker-id: give --worker-id or its alias --processor, not both/,
+      ],
       [['jobs', 'cancel', '1.5'], /<id> must be an integer/],
       [['jobs', 'list', '--status', 'finished'], /--status.*Allowed choices/],
       [['jobs', 'list', '--queue', ''], /--queue/],

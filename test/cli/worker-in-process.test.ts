@@ -13,8 +13,9 @@ after(closeTestDatabase);
 
 function inProcessWorker(
   schema: SchemaContext,
-  processor: string,
+  workerId: string,
   extra: string[] = [],
+  idOption: '--worker-id' | '--processor' = '--worker-id',
 ): CliProcess {
   return startCli([
     'worker',
@@ -22,8 +23,8 @@ function inProcessWorker(
     schema.url,
     '--schema',
     schema.schema,
-    '--processor',
-    processor,
+    idOption,
+    workerId,
     '--poll',
     '100',
     ...extra,
@@ -88,7 +89,13 @@ describe('leasehold worker in process', () => {
     withSchema('cli worker crash', async (schema) => {
       const lh = Leasehold.fromEngine(await schema.engine());
       const task = await lh.queue('tasks').enqueue({ sleep_duration_seconds: 1 });
-      const crashy = inProcessWorker(schema, 'crashy', ['--crash-rate', '1', '--lease', '1000']);
+      // Named through --processor, the former name of --worker-id (kept as its alias).
+      const crashy = inProcessWorker(
+        schema,
+        'crashy',
+        ['--crash-rate', '1', '--lease', '1000'],
+        '--processor',
+      );
       let steady: CliProcess | undefined;
       try {
         const exit = await within(crashy.exited(), 20_000, 'the crashing worker exiting');

@@ -1,12 +1,13 @@
 // Every conformance case family, in one list, so no engine can miss one.
 import type { EngineHarness } from './harness.js';
+import { controlEngineCases } from './engine/controls.cases.js';
 import { jobEngineCases } from './engine/jobs.cases.js';
 import { leaseBatchEngineCases } from './engine/lease-batches.cases.js';
 import { leaseEngineCases } from './engine/leases.cases.js';
 import { lockEngineCases } from './engine/locks.cases.js';
 import { notificationEngineCases } from './engine/notifications.cases.js';
 import { workerEngineCases } from './engine/workers.cases.js';
-import { electorCases } from './toolkit/elector.cases.js';
+import { electionCases } from './toolkit/election.cases.js';
 import { fenceCases } from './toolkit/fence.cases.js';
 import { heldLeaseCases } from './toolkit/held-lease.cases.js';
 import { lockCases } from './toolkit/locks.cases.js';
@@ -22,10 +23,11 @@ export function defineAllCases(h: EngineHarness): void {
   lockEngineCases(h);
   jobEngineCases(h);
   workerEngineCases(h);
+  controlEngineCases(h);
   // toolkit level: the engine-agnostic services built on top
   heldLeaseCases(h);
   lockCases(h);
-  electorCases(h);
+  electionCases(h);
   scheduleCases(h);
   fenceCases(h);
   workerCases(h);

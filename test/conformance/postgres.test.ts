@@ -4,5 +4,5 @@ import { closeTestDatabase } from '../support/database.js';
 import { postgresHarness } from './harness.js';
 import { defineAllCases } from './all-cases.js';
 
-defineAllCases(postgresHarness);
+defineAllCases(postgresHarness('postgres'));
 after(closeTestDatabase);

@@ -8,7 +8,7 @@
  * and logs anew only after a checkpoint, so that is when an unflushed increment is lost. Each path
  * is crashed both ways: SIGQUIT (`pg_ctl stop -m immediate`) and SIGKILL of every process.
  *
- * Elections hold lease locks (src/locks/elector.ts), so the lease-lock case covers them; advisory
+ * Elections hold lease locks (src/locks/election.ts), so the lease-lock case covers them; advisory
  * locks carry no token.
  */
 import assert from 'node:assert/strict';

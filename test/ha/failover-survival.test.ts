@@ -196,7 +196,7 @@ describe('a fleet on a Patroni cluster across a failover and a switchover', { sk
           );
           elections.forEach((election, i) =>
             election.events.on(
-              'elector:renewed',
+              'election:renewed',
               ({ token }) =>
                 void journal.add({ kind: 'leader-renewed', who: `candidate-${i}`, token }),
             ),

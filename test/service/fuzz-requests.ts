@@ -38,6 +38,7 @@ const ROUTES: readonly [Method, string][] = [
   ['PUT', '/api/tasks/:id/heartbeat'],
   ['PUT', '/api/tasks/:id/complete'],
   ['PUT', '/api/tasks/:id/fail'],
+  ['PUT', '/api/tasks/:id/hand-back'],
   ['PUT', '/api/tasks/:id/release'],
   ['POST', '/api/tasks/:id/cancel'],
   ['POST', '/api/tasks/:id/retry'],
@@ -76,6 +77,7 @@ const VALID_BODIES: Record<string, Record<string, unknown>> = {
   'PUT /api/tasks/:id/heartbeat': { processor: 'w1', token: 1, lease_seconds: 30 },
   'PUT /api/tasks/:id/complete': { processor: 'w1', token: 1, task_output: { ok: true } },
   'PUT /api/tasks/:id/fail': { processor: 'w1', token: 1, error: 'boom', retry_in_seconds: 1 },
+  'PUT /api/tasks/:id/hand-back': { processor: 'w1', token: 1 },
   'PUT /api/tasks/:id/release': { processor: 'w1', token: 1 },
 };
 

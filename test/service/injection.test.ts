@@ -151,6 +151,7 @@ async function taskFields(app: FastifyInstance, p: string, i: number, ledger: Le
   }
   for (const [method, url, body] of [
     ['PUT', '/api/tasks/1/complete', { processor: p, task_output: { [p]: p } }],
+    ['PUT', '/api/tasks/1/hand-back', { processor: p }],
     ['PUT', '/api/tasks/1/release', { processor: p }],
     ['PUT', `/api/tasks/${encode(p)}/heartbeat`, { processor: p }],
     ['POST', `/api/tasks/${encode(p)}/cancel`, undefined],

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { isLeaseholdError } from '../../src/core/errors.js';
+import type { InstrumentedEngine } from '../../src/engine/instrumented-engine.js';
 import { Leasehold } from '../../src/leasehold.js';
 import { TaskGenerator } from '../../src/processes/generator.js';
 import { buildApp } from '../../src/service/app.js';
@@ -231,6 +232,51 @@ describe('health, metrics and docs', () => {
       { apiKeys: API_KEYS },
     ));
 
+  it('reports every engine call of a lease request in leasehold_engine_call_duration_seconds, from the engine events, and stops listening when the app closes', async () => {
+    let engine: InstrumentedEngine | undefined;
+    await withApp(
+      'ops metrics engine calls',
+      async (app, lh) => {
+        engine = lh.engine as InstrumentedEngine;
+        assert.equal(engine.listenerCount, 1, "the app's metrics listen to the engine");
+        const acquired = await call(
+          app,
+          'POST',
+          '/api/leases',
+          { resource: 'engine-metrics', holder: 'a', ttlSeconds: 600 },
+          writer,
+        );
+        assert.equal(acquired.status, 201);
+        // A failing call is counted as an error: a fence check with an older token is refused.
+        await lh.engine.fenceCheck({ scope: 'engine-metrics', token: 5 });
+        await assert.rejects(lh.engine.fenceCheck({ scope: 'engine-metrics', token: 3 }));
+        const metrics = await call(app, 'GET', '/metrics', undefined, reader);
+        assert.equal(metrics.status, 200);
+        assert.match(
+          metrics.text,
+          /^# TYPE leasehold_engine_call_duration_seconds histogram$/m,
+          'the engine call histogram is exported',
+        );
+        const acquires =
+          /^leasehold_engine_call_duration_seconds_count\{operation="(leaseAcquire|leaseAcquireMany)",outcome="ok"\} (\d+)$/m.exec(
+            metrics.text,
+          );
+        assert.ok(acquires, "the lease route's acquire is counted by operation, outcome ok");
+        assert.ok(Number(acquires[2]) >= 1);
+        assert.match(
+          metrics.text,
+          /^leasehold_engine_call_duration_seconds_count\{operation="fenceCheck",outcome="error"\} 1$/m,
+        );
+        assert.match(
+          metrics.text,
+          /^leasehold_engine_call_duration_seconds_bucket\{le="\+Inf",operation="(leaseAcquire|leaseAcquireMany)",outcome="ok"\} \d+$/m,
+        );
+      },
+      { apiKeys: API_KEYS },
+    );
+    assert.equal(engine?.listenerCount, 0, 'the closed app no longer listens to the engine');
+  });
+
   it('serves the API docs and an OpenAPI document listing every route with its answers', () =>
     withApp(
       'ops docs',
@@ -267,6 +313,7 @@ describe('health, metrics and docs', () => {
           ['put', '/api/tasks/{id}/heartbeat', ['202', '404', '409']],
           ['put', '/api/tasks/{id}/complete', ['202', '404', '409']],
           ['put', '/api/tasks/{id}/fail', ['202', '404', '409']],
+          ['put', '/api/tasks/{id}/hand-back', ['202', '404', '409']],
           ['put', '/api/tasks/{id}/release', ['202', '404', '409']],
           ['post', '/api/tasks/{id}/cancel', ['200', '404', '409']],
           ['post', '/api/tasks/{id}/retry', ['200', '404', '409']],

@@ -5,6 +5,9 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Leasehold } from '../../src/leasehold.js';
+import { QUEUE_LIMITS } from '../../src/queue/enqueue-options.js';
+import { TypedEvents } from '../../src/runtime/events.js';
+import type { ServiceEventMap } from '../../src/service/context.js';
 import { closeTestDatabase } from '../support/database.js';
 import { call, withApp, type Json } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -59,7 +62,9 @@ describe('task routes', () => {
       assert.deepEqual(created.task_data, { sleep_duration_seconds: 1 });
       assert.equal(created.processor, null);
       assert.equal(created.processed_at, null);
-      assert.equal(created.max_attempts, 5);
+      // The library's default since decision 0231 (the route had its own 5 before).
+      assert.equal(created.max_attempts, QUEUE_LIMITS.maxAttemptsDefault);
+      assert.equal(created.max_attempts, 10);
 
       const keyed = await create(app, { task_data: { n: 1 }, key: 'once', max_attempts: 2 });
       const again = await call(app, 'POST', '/api/tasks', { task_data: { n: 2 }, key: 'once' });
@@ -342,27 +347,42 @@ describe('task routes', () => {
       assert.equal(missing.status, 404);
     }));
 
-  it('hands a task back with 202: pending at once with the attempt given back', () =>
-    withApp('tasks release', async (app) => {
-      const created = await create(app, { task_data: {} });
-      const claimed = await claim(app, 'p1');
-      const released = await call(app, 'PUT', `/api/tasks/${created.id}/release`, {
-        processor: 'p1',
-        token: claimed.token,
-      });
-      assert.equal(released.status, 202);
-      assert.equal(task(released.body).status, 'pending');
-      assert.equal(task(released.body).attempts, 0);
-      const again = await call(app, 'PUT', `/api/tasks/${created.id}/release`, {
-        processor: 'p1',
-        token: claimed.token,
-      });
-      assert.equal(again.status, 409);
-      assert.equal(again.body.error?.code, 'lease_lost');
-      const next = await claim(app, 'p2');
-      assert.equal(next.id, created.id);
-      assert.equal(next.token, 2);
-    }));
+  for (const route of ['hand-back', 'release'] as const)
+    it(`hands a task back with 202 through /${route}: pending at once with the attempt given back, told as task:handed-back (and its deprecated name task:released)`, async () => {
+      const events = new TypedEvents<ServiceEventMap>();
+      const told: [string, number][] = [];
+      for (const name of ['task:handed-back', 'task:released'])
+        events.on(name, (payload) => told.push([name, (payload as TaskJson).id]));
+      await withApp(
+        `tasks ${route}`,
+        async (app) => {
+          const created = await create(app, { task_data: {} });
+          const claimed = await claim(app, 'p1');
+          const released = await call(app, 'PUT', `/api/tasks/${created.id}/${route}`, {
+            processor: 'p1',
+            token: claimed.token,
+          });
+          assert.equal(released.status, 202);
+          assert.equal(task(released.body).status, 'pending');
+          assert.equal(task(released.body).attempts, 0);
+          assert.deepEqual(told, [
+            ['task:handed-back', created.id],
+            ['task:released', created.id],
+          ]);
+          const again = await call(app, 'PUT', `/api/tasks/${created.id}/${route}`, {
+            processor: 'p1',
+            token: claimed.token,
+          });
+          assert.equal(again.status, 409);
+          assert.equal(again.body.error?.code, 'lease_lost');
+          assert.equal(told.length, 2, 'a refused hand-back tells nothing');
+          const next = await claim(app, 'p2');
+          assert.equal(next.id, created.id);
+          assert.equal(next.token, 2);
+        },
+        { events },
+      );
+    });
 
   it("cancels and retries tasks, refuses what does not apply with 409, and never touches another queue's job", () =>
     withApp('tasks cancel retry', async (app, lh) => {
@@ -678,6 +698,26 @@ describe('task routes', () => {
       assert.equal(text.body.error?.code, 'unsupported_media_type');
       const missingField = await call(app, 'POST', '/api/tasks/next', { processor: '' });
       assert.match(missingField.body.error?.message ?? '', /body\.processor/, 'names the field');
+      // What jsonb cannot store is refused by the library's enqueue validator (decision 0231),
+      // naming the field as this API spells it, with the message the route gave before.
+      for (const [escaped, what] of [
+        ['\\u0000', 'NUL characters'],
+        ['\\udc00', 'lone surrogates'],
+      ] as const) {
+        const refused = await call(
+          app,
+          'POST',
+          '/api/tasks',
+          `{"task_data":{"a":"x${escaped}"}}`,
+          raw,
+        );
+        assert.equal(refused.status, 400, refused.text);
+        assert.equal(refused.body.error?.code, 'invalid_argument');
+        assert.equal(
+          refused.body.error?.message,
+          `task_data: must not contain ${what} in keys or strings`,
+        );
+      }
 
       assert.deepEqual(await allJobs(lh), before, 'nothing was written');
     }));

@@ -21,7 +21,7 @@ describe('HttpTaskWorker polling', () => {
     let drawn = 0;
     const worker = new HttpTaskWorker({
       client: noTasks,
-      processor: 'p',
+      workerId: 'p',
       pollIntervalMs: 400,
       clock,
       random: () => draws[drawn++ % draws.length] ?? 0,

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { TaskGenerator } from '../../processes/generator.js';
+import { GENERATOR_CONTROL } from '../../tasks/task-domain.js';
 import { defaultHolderId } from '../../runtime/identity.js';
 import { DATABASE_URL_HELP, withLeasehold } from '../connect.js';
 import type { CliContext } from '../context.js';
@@ -42,11 +43,7 @@ export function registerGenerate(program: Command, ctx: CliContext): void {
           const log = processLogger('leasehold-generate');
           const instanceId = o.instanceId ?? defaultHolderId();
           if (o.start)
-            await lh.engine.controlSet({
-              name: 'generator',
-              value: { running: true },
-              updatedBy: instanceId,
-            });
+            await lh.controls.set(GENERATOR_CONTROL, { running: true }, { updatedBy: instanceId });
           const generator = new TaskGenerator({
             lh,
             instanceId,

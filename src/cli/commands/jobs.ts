@@ -1,7 +1,9 @@
 import { Argument, Option, type Command } from 'commander';
+import { typeName } from '../../core/duration.js';
 import { InvalidArgumentError, NotFoundError } from '../../core/errors.js';
 import { JOB_STATUSES, type JobStatus } from '../../core/types.js';
-import { requireJsonObject, requireName } from '../../core/validate.js';
+import { requireName } from '../../core/validate.js';
+import { QUEUE_LIMITS, toJobSpec, type EnqueueOptions } from '../../queue/enqueue-options.js';
 import { DATABASE_URL_HELP, withLeasehold, type DatabaseOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
 import { parseIntegerOption } from '../options.js';
@@ -30,11 +32,10 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     .action((o: Common & { queue?: string; status?: JobStatus; limit: number }) => {
       const queue = o.queue === undefined ? undefined : requireName('--queue', o.queue);
       return withLeasehold(o, async (lh) => {
-        const rows = await lh.engine.jobList({
+        const rows = await lh.jobs.list({
           ...(queue ? { queue } : {}),
           ...(o.status ? { status: o.status } : {}),
           limit: o.limit,
-          offset: 0,
         });
         printRows(ctx.out, rows, COLUMNS, o.json ?? false);
       });
@@ -46,15 +47,14 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     .option('--partition-key <key>', 'run one at a time, in order, with others of this key')
     .option(
       '--max-attempts <n>',
-      'attempts before dead letter',
-      parseIntegerOption('--max-attempts', 1, 1000),
-      5,
+      `attempts before dead letter (default ${QUEUE_LIMITS.maxAttemptsDefault}, the library's)`,
+      parseIntegerOption('--max-attempts', 1, QUEUE_LIMITS.maxAttemptsMax),
     )
     .action(
       (
         queue: string,
         payload: string,
-        o: Common & { key?: string; partitionKey?: string; maxAttempts: number },
+        o: Common & { key?: string; partitionKey?: string; maxAttempts?: number },
       ) => {
         // Everything is checked before connecting: bad input never touches the database.
         let parsed: unknown;
@@ -63,17 +63,23 @@ export function registerJobs(program: Command, ctx: CliContext): void {
         } catch {
           throw new InvalidArgumentError('payload', 'must be valid JSON, e.g. \'{"n":1}\'');
         }
-        const spec = {
-          queue: requireName('queue', queue),
-          payload: requireJsonObject('payload', parsed, 1024 * 1024),
-          key: o.key === undefined ? null : requireName('--key', o.key),
-          partitionKey:
-            o.partitionKey === undefined ? null : requireName('--partition-key', o.partitionKey),
-          maxAttempts: o.maxAttempts,
+        // The command's own contract: a payload is a JSON object (as the task API's task_data).
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+          throw new InvalidArgumentError(
+            'payload',
+            `must be a JSON object, got ${typeName(parsed)}`,
+          );
+        const options: EnqueueOptions = {
+          ...(o.key === undefined ? {} : { key: o.key }),
+          ...(o.partitionKey === undefined ? {} : { partitionKey: o.partitionKey }),
+          ...(o.maxAttempts === undefined ? {} : { maxAttempts: o.maxAttempts }),
         };
+        // The library's one validator (and defaults: maxAttempts 10, decision 0231), before
+        // connecting; lh.queue().enqueue checks the same again.
+        inOptionNames(() => toJobSpec(queue, parsed, options));
         return withLeasehold(o, async (lh) => {
-          const [outcome] = await lh.engine.jobEnqueue({ jobs: [spec] });
-          printObject(ctx.out, outcome!.job, o.json ?? false);
+          const { created: _created, ...job } = await lh.queue(queue).enqueue(parsed, options);
+          printObject(ctx.out, job, o.json ?? false);
         });
       },
     );
@@ -92,19 +98,34 @@ export function registerJobs(program: Command, ctx: CliContext): void {
       )
       .action((id: number, o: Common) =>
         withLeasehold(o, async (lh) => {
-          const job =
-            action === 'retry'
-              ? await lh.engine.jobRetry({ id })
-              : await lh.engine.jobCancel({ id });
+          const job = action === 'retry' ? await lh.jobs.retry(id) : await lh.jobs.cancel(id);
           // jobCancel answers the job as it is, so a finished one comes back unchanged.
           if (job && (action === 'retry' || job.status === 'cancelled')) {
             printObject(ctx.out, job, o.json ?? false);
             return;
           }
-          const current = job ?? (await lh.engine.jobGet({ id }));
+          const current = job ?? (await lh.jobs.get(id));
           if (!current) throw new NotFoundError('job', id);
           throw jobRefusal(action, current);
         }),
       );
+  }
+}
+
+/** The library's option names, as this command spells them. */
+const OPTION_NAMES: Readonly<Record<string, string>> = {
+  key: '--key',
+  partitionKey: '--partition-key',
+  maxAttempts: '--max-attempts',
+};
+
+/** Runs a check whose invalid_argument names the command's option (--key), not the library's. */
+function inOptionNames(check: () => unknown): void {
+  try {
+    check();
+  } catch (error) {
+    const option = error instanceof InvalidArgumentError ? OPTION_NAMES[error.field] : undefined;
+    if (option === undefined || !(error instanceof InvalidArgumentError)) throw error;
+    throw new InvalidArgumentError(option, error.message.slice(error.field.length + 2));
   }
 }

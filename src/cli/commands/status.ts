@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { generatorStatus } from '../../processes/generator.js';
+import { generatorStatus } from '../../tasks/task-domain.js';
 import { DATABASE_URL_HELP, withLeasehold } from '../connect.js';
 import type { CliContext } from '../context.js';
 import { printObject } from '../output.js';
@@ -15,10 +15,10 @@ export function registerStatus(program: Command, ctx: CliContext): void {
       withLeasehold(o, async (lh) => {
         const [generator, counts, workers, active] = await Promise.all([
           generatorStatus(lh),
-          lh.engine.jobCounts(),
-          lh.engine.workerList({ limit: 1000 }),
+          lh.jobs.counts(),
+          lh.jobs.workers({ limit: 1000 }),
           // Counted, not listed: a listing stops at its page size.
-          lh.engine.leaseCountActive(),
+          lh.leases.countActive(),
         ]);
         const jobs: Record<string, Record<string, number>> = {};
         for (const c of counts) (jobs[c.queue] ??= {})[c.status] = c.count;

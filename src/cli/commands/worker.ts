@@ -17,6 +17,8 @@ interface WorkerOptions {
   databaseUrl?: string;
   inProcess?: boolean;
   schema: string;
+  workerId?: string;
+  /** The former name of `--worker-id` (decision 0235), kept as its alias. */
   processor?: string;
   concurrency: number;
   lease: number;
@@ -51,7 +53,8 @@ export function registerWorker(program: Command, ctx: CliContext): void {
       ),
     )
     .option('--schema <name>', 'schema for the tables (in process)', 'leasehold')
-    .option('--processor <id>', "this worker's id (default host:pid:random)")
+    .option('--worker-id <id>', "this worker's id (default host:pid:random)")
+    .option('--processor <id>', 'alias of --worker-id (its former name)')
     .option(
       '--concurrency <n>',
       'tasks worked on at once',
@@ -85,19 +88,24 @@ export function registerWorker(program: Command, ctx: CliContext): void {
           '--crash-rate',
           `must be a number from 0 to 1, got "${o.crashRate}"`,
         );
+      if (o.workerId !== undefined && o.processor !== undefined && o.workerId !== o.processor)
+        throw new InvalidArgumentError(
+          '--worker-id',
+          'give --worker-id or its alias --processor, not both with different ids',
+        );
       // Listen for the signals first: a SIGTERM while connecting still ends in a clean drain.
       const shutdown = untilShutdown();
-      const processor = o.processor ?? defaultHolderId();
+      const workerId = o.workerId ?? o.processor ?? defaultHolderId();
       if (o.databaseUrl !== undefined || o.inProcess)
-        await runInProcess(ctx, o, processor, crashRate, shutdown);
-      else await runOverHttp(ctx, o, processor, crashRate, shutdown);
+        await runInProcess(ctx, o, workerId, crashRate, shutdown);
+      else await runOverHttp(ctx, o, workerId, crashRate, shutdown);
     });
 }
 
 async function runOverHttp(
   ctx: CliContext,
   o: WorkerOptions,
-  processor: string,
+  workerId: string,
   crashRate: number,
   shutdown: Promise<ShutdownReason>,
 ): Promise<void> {
@@ -107,17 +115,17 @@ async function runOverHttp(
     apiKey: process.env.LEASEHOLD_API_KEY,
     timeoutMs: 5_000,
   });
-  // One claim loop per slot; with more than one, each loop is a processor of its own.
+  // One claim loop per slot; with more than one, each loop is a worker of its own.
   const workers = Array.from({ length: o.concurrency }, (_, i) => {
-    const id = o.concurrency === 1 ? processor : `${processor}#${i + 1}`;
+    const id = o.concurrency === 1 ? workerId : `${workerId}#${i + 1}`;
     const worker = new HttpTaskWorker({
       client,
-      processor: id,
+      workerId: id,
       leaseMs: o.lease,
       pollIntervalMs: o.poll,
       crashRate,
       crash: () => {
-        log.warn({ processor: id }, 'crashing on purpose mid-task (--crash-rate)');
+        log.warn({ workerId: id }, 'crashing on purpose mid-task (--crash-rate)');
         process.exit(3);
       },
     });
@@ -128,17 +136,17 @@ async function runOverHttp(
     worker.events.on('worker:error', (e) => log.warn(e, 'service unreachable; retrying'));
     return worker;
   });
-  ctx.out.write(`leasehold worker ${processor} on ${o.url}\n`);
+  ctx.out.write(`leasehold worker ${workerId} on ${o.url}\n`);
   for (const worker of workers) worker.start();
   await shutdown;
-  log.info({ processor }, 'handing back the tasks in hand, then exiting');
+  log.info({ workerId }, 'handing back the tasks in hand, then exiting');
   await Promise.all(workers.map((w) => w.stop()));
 }
 
 async function runInProcess(
   ctx: CliContext,
   o: WorkerOptions,
-  processor: string,
+  workerId: string,
   crashRate: number,
   shutdown: Promise<ShutdownReason>,
 ): Promise<void> {
@@ -155,13 +163,13 @@ async function runInProcess(
     await lh.migrate();
     const worker = new QueueTaskWorker({
       lh,
-      id: processor,
+      id: workerId,
       concurrency: o.concurrency,
       leaseMs: o.lease,
       pollIntervalMs: o.poll,
       crashRate,
       crash: () => {
-        log.warn({ processor }, 'crashing on purpose mid-task (--crash-rate)');
+        log.warn({ workerId }, 'crashing on purpose mid-task (--crash-rate)');
         process.exit(3);
       },
       maintenance: o.maintenance ? {} : false,
@@ -181,12 +189,12 @@ async function runInProcess(
     );
     await worker.start();
     ctx.out.write(
-      `leasehold worker ${processor} in process on ${database.description} (schema ${o.schema})\n`,
+      `leasehold worker ${workerId} in process on ${database.description} (schema ${o.schema})\n`,
     );
     await shutdown;
-    log.info({ processor }, 'draining: no new claims; the tasks in hand finish or are handed back');
+    log.info({ workerId }, 'draining: no new claims; the tasks in hand finish or are handed back');
     const { handedBack } = await worker.stop({ timeoutMs: o.drainTimeout });
-    ctx.out.write(`leasehold worker ${processor} stopped (${handedBack} handed back)\n`);
+    ctx.out.write(`leasehold worker ${workerId} stopped (${handedBack} handed back)\n`);
   } finally {
     await lh.close();
     await database.stop();

@@ -6,7 +6,14 @@
  */
 import { AbortedError, LeaseLostError } from '../../core/errors.js';
 import type { FencingToken } from '../../core/types.js';
-import { waitAbortError, type ConnectionLock, type SessionLock } from '../locks.js';
+import {
+  waitAbortError,
+  type ConnectionLock,
+  type ConnectionLockOperations,
+  type ConnectionLockParams,
+  type ConnectionLockWaitParams,
+  type SessionLock,
+} from '../connection-locks.js';
 
 type Kind = 'advisory' | 'session';
 
@@ -43,10 +50,26 @@ interface Waiter {
   fail(error: Error): void;
 }
 
-export class MemoryConnectionLocks {
+export class MemoryConnectionLocks implements ConnectionLockOperations {
   private readonly held = new Map<string, MemoryConnectionLock>();
   private readonly queues = new Map<string, Waiter[]>();
   private nextToken = 1;
+
+  async advisoryTryLock(p: ConnectionLockParams): Promise<ConnectionLock | null> {
+    return this.tryTake('advisory', p.name);
+  }
+
+  advisoryLock(p: ConnectionLockWaitParams): Promise<ConnectionLock> {
+    return this.take('advisory', p.name, p.signal);
+  }
+
+  async sessionLockTryAcquire(p: ConnectionLockParams): Promise<SessionLock | null> {
+    return this.tryTake('session', p.name) as SessionLock | null;
+  }
+
+  sessionLockAcquire(p: ConnectionLockWaitParams): Promise<SessionLock> {
+    return this.take('session', p.name, p.signal);
+  }
 
   tryTake(kind: Kind, name: string): ConnectionLock | SessionLock | null {
     const key = `${kind}:${name}`;

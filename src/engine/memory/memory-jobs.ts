@@ -13,7 +13,7 @@
 import { backoffDelay } from '../../core/backoff.js';
 import { ConflictError, UnsupportedError } from '../../core/errors.js';
 import { JOB_STATUSES, type Job } from '../../core/types.js';
-import type { CallerTransaction } from '../engine.js';
+import type { CallerTransaction } from '../types.js';
 import { JOBS_TOPIC, newJob } from '../jobs.js';
 import {
   claimOrder,

@@ -7,7 +7,7 @@ import type {
   LeaseReleaseParams,
   LeaseRenewParams,
   LeaseOperations,
-} from '../engine.js';
+} from '../leases.js';
 
 /** A lease row as the memory engine keeps it; `state` is derived on every read. */
 type LeaseRecord = Omit<Lease, 'state'>;

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { ClosedError } from '../../core/errors.js';
-import type { CallerTransaction } from '../engine.js';
+import type { CallerTransaction } from '../types.js';
 import type { ConnectionTiming } from './connection-timing.js';
 import { isConnectionInDoubt, isWrongServer, mapPgError } from './pg-errors.js';
 import { QUERY_TYPES } from './timestamp-parser.js';

@@ -11,10 +11,11 @@ import type { FencingToken } from '../../core/types.js';
 import {
   waitAbortError,
   type ConnectionLock,
+  type ConnectionLockOperations,
   type ConnectionLockParams,
   type ConnectionLockWaitParams,
   type SessionLock,
-} from '../locks.js';
+} from '../connection-locks.js';
 import type { PgContext } from './context.js';
 import { LockConnection } from './lock-connection.js';
 import { refuseUntrustedConnectionLocks } from './server-flavour.js';
@@ -82,7 +83,7 @@ class PgSessionLock extends PgConnectionLock implements SessionLock {
   }
 }
 
-export class PostgresConnectionLocks {
+export class PostgresConnectionLocks implements ConnectionLockOperations {
   private readonly held = new Set<PgConnectionLock>();
   private readonly waiting = new Set<LockConnection>();
   private readonly forget = (lock: PgConnectionLock): void => void this.held.delete(lock);

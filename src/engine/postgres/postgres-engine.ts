@@ -1,6 +1,6 @@
 /**
  * PostgresEngine: the Engine seam on PostgreSQL. It owns the pool (unless given one) and
- * composes one module per family over a shared PgContext; the methods below only delegate,
+ * composes one module per family over a shared PgContext (compose.ts makes them its methods),
  * so each family's SQL and row mapping stay in their own files.
  */
 import pg from 'pg';
@@ -8,10 +8,9 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
 import { InvalidArgumentError, UnsupportedError } from '../../core/errors.js';
+import { ComposedEngine, refusingFamily } from '../compose.js';
 import type { Engine, EngineCapabilities, MigrationReport } from '../engine.js';
-import type { JobOperations, WorkerOperations } from '../jobs.js';
-import type { LockOperations } from '../locks.js';
-import type { NotificationOperations } from '../notifications.js';
+import type { EngineFamilies } from '../families.js';
 import {
   resolveConnectionTiming,
   type ConnectionTiming,
@@ -22,7 +21,11 @@ import { Migrator } from './migrator.js';
 import { PostgresControls } from './postgres-controls.js';
 import { PostgresJobs } from './postgres-jobs.js';
 import { PostgresLeases } from './postgres-leases.js';
-import { PostgresLocks } from './postgres-locks.js';
+import { lockQueries, type LockQueries } from './lock-queries.js';
+import { PostgresConnectionLocks } from './postgres-connection-locks.js';
+import { PostgresFences } from './postgres-fences.js';
+import { PostgresLeaseLocks } from './postgres-lease-locks.js';
+import { PostgresScheduleSlots } from './postgres-schedule-slots.js';
 import { PostgresNotifier } from './postgres-notifier.js';
 import { PostgresWorkers } from './postgres-workers.js';
 import { quoteSchema } from './sql-identifiers.js';
@@ -124,8 +127,8 @@ const TRANSACTION_POOLING_CAPABILITIES: EngineCapabilities = {
   notifications: false,
 };
 
-export class PostgresEngine implements Engine {
-  readonly name = 'postgres' as const;
+export class PostgresEngine extends ComposedEngine implements Engine {
+  readonly name = 'postgres';
   readonly capabilities: EngineCapabilities;
   readonly poolMode: PoolMode;
   readonly clock: Clock;
@@ -134,20 +137,18 @@ export class PostgresEngine implements Engine {
 
   private readonly ctx: PgContext;
   private readonly ownsPool: boolean;
-  private readonly leases: PostgresLeases;
   private readonly notifier: PostgresNotifier;
-  private readonly controls: PostgresControls;
   private readonly jobs: PostgresJobs;
-  private readonly workers: PostgresWorkers;
+  private readonly connectionLocks: PostgresConnectionLocks;
 
   constructor(options: PostgresEngineOptions) {
-    this.schema = options.schema ?? 'leasehold';
-    const quotedSchema = quoteSchema(this.schema);
+    const schema = options.schema ?? 'leasehold';
+    const quotedSchema = quoteSchema(schema);
     const timing = resolveConnectionTiming(options);
+    let pool: pg.Pool;
     let clientConfig: pg.ClientConfig;
     if (options.pool) {
-      this.pool = options.pool;
-      this.ownsPool = false;
+      pool = options.pool;
       // pg keeps the pool's connection settings here; the listener and session locks need
       // connections of their own with the same settings.
       clientConfig = (options.pool as unknown as { options: pg.ClientConfig }).options;
@@ -160,7 +161,7 @@ export class PostgresEngine implements Engine {
         keepAlive: true,
         keepAliveInitialDelayMillis: timing.keepAliveIdleMs,
       };
-      this.pool = new pg.Pool({
+      pool = new pg.Pool({
         ...clientConfig,
         max: options.poolSize ?? 10,
         // Every pooled statement is bounded by the client, for a server that stopped answering
@@ -169,37 +170,46 @@ export class PostgresEngine implements Engine {
         ...statementBound(options.poolMode, timing),
         application_name: 'leasehold',
       });
-      this.ownsPool = true;
     } else {
       throw new InvalidArgumentError('connectionString', 'give a connectionString or a pool');
     }
-    if (this.ownsPool) guardLostConnections(this.pool);
-    this.clock = options.clock ?? systemClock;
-    this.poolMode = options.poolMode ?? 'session';
-    if (this.poolMode !== 'session' && this.poolMode !== 'transaction')
+    const ownsPool = !options.pool;
+    if (ownsPool) guardLostConnections(pool);
+    const clock = options.clock ?? systemClock;
+    const poolMode = options.poolMode ?? 'session';
+    if (poolMode !== 'session' && poolMode !== 'transaction')
       throw new InvalidArgumentError('poolMode', `must be "session" or "transaction"`);
-    this.capabilities =
-      this.poolMode === 'transaction' ? TRANSACTION_POOLING_CAPABILITIES : CAPABILITIES;
     // Statement names must differ per schema: one connection may serve engines on two schemas.
     const statementPrefix =
       options.preparedStatements === false ||
-      (this.poolMode === 'transaction' && options.preparedStatements !== true)
+      (poolMode === 'transaction' && options.preparedStatements !== true)
         ? undefined
-        : `lh_${createHash('sha1').update(this.schema).digest('hex').slice(0, 8)}_`;
-    this.ctx = new PgContext(
-      this.pool,
-      this.schema,
+        : `lh_${createHash('sha1').update(schema).digest('hex').slice(0, 8)}_`;
+    const ctx = new PgContext(
+      pool,
+      schema,
       quotedSchema,
       options.clock,
       statementPrefix,
       clientConfig,
       timing,
     );
-    this.leases = new PostgresLeases(this.ctx);
-    this.notifier = new PostgresNotifier(this.ctx, clientConfig, this.clock);
-    this.controls = new PostgresControls(this.ctx);
-    this.jobs = new PostgresJobs(this.ctx);
-    this.workers = new PostgresWorkers(this.ctx);
+    const notifier = new PostgresNotifier(ctx, clientConfig, clock);
+    const jobs = new PostgresJobs(ctx);
+    const sql = lockQueries(quotedSchema);
+    const connectionLocks = new PostgresConnectionLocks(ctx, sql);
+    super(families(poolMode, ctx, sql, { notifier, jobs, connectionLocks }));
+    this.schema = schema;
+    this.pool = pool;
+    this.ownsPool = ownsPool;
+    this.clock = clock;
+    this.poolMode = poolMode;
+    this.capabilities =
+      poolMode === 'transaction' ? TRANSACTION_POOLING_CAPABILITIES : CAPABILITIES;
+    this.ctx = ctx;
+    this.notifier = notifier;
+    this.jobs = jobs;
+    this.connectionLocks = connectionLocks;
   }
 
   async migrate(): Promise<MigrationReport> {
@@ -221,85 +231,52 @@ export class PostgresEngine implements Engine {
     await this.jobs.flushNotifications();
     this.ctx.markClosed();
     await this.notifier.close();
-    this.lockFamily?.close(); // dedicated lock connections: their holders' signals fire
+    this.connectionLocks.close(); // dedicated lock connections: their holders' signals fire
     if (this.ownsPool) await this.pool.end();
   }
+}
 
-  // --- leases -------------------------------------------------------------------------------
-  leaseAcquire: Engine['leaseAcquire'] = (p) => this.leases.leaseAcquire(p);
-  leaseRenew: Engine['leaseRenew'] = (p) => this.leases.leaseRenew(p);
-  leaseRelease: Engine['leaseRelease'] = (p) => this.leases.leaseRelease(p);
-  leaseReleaseById: Engine['leaseReleaseById'] = (p) => this.leases.leaseReleaseById(p);
-  leaseAcquireMany: Engine['leaseAcquireMany'] = (p) => this.leases.leaseAcquireMany(p);
-  leaseRenewMany: Engine['leaseRenewMany'] = (p) => this.leases.leaseRenewMany(p);
-  leaseReleaseMany: Engine['leaseReleaseMany'] = (p) => this.leases.leaseReleaseMany(p);
-  leaseGet: Engine['leaseGet'] = (p) => this.leases.leaseGet(p);
-  leaseGetById: Engine['leaseGetById'] = (p) => this.leases.leaseGetById(p);
-  leaseList: Engine['leaseList'] = (p) => this.leases.leaseList(p);
-  leaseCountActive: Engine['leaseCountActive'] = () => this.leases.leaseCountActive();
+/**
+ * One module per family over the shared context. Under transaction pooling a feature that needs
+ * a server session of its own (LISTEN, advisory and session locks) is refused: pgbouncer gives
+ * a server connection for one transaction only.
+ */
+function families(
+  poolMode: PoolMode,
+  ctx: PgContext,
+  sql: LockQueries,
+  shared: {
+    notifier: PostgresNotifier;
+    jobs: PostgresJobs;
+    connectionLocks: PostgresConnectionLocks;
+  },
+): EngineFamilies {
+  const { notifier, jobs, connectionLocks } = shared;
+  const pooled = poolMode === 'transaction';
+  return {
+    leases: new PostgresLeases(ctx),
+    connectionLocks: pooled
+      ? refusingFamily('connectionLocks', (operation) =>
+          sessionBound(operation.startsWith('advisory') ? 'advisory locks' : 'session locks'),
+        )
+      : connectionLocks,
+    leaseLocks: new PostgresLeaseLocks(ctx, sql),
+    scheduleSlots: new PostgresScheduleSlots(ctx, sql),
+    fences: new PostgresFences(ctx, sql),
+    jobs,
+    workers: new PostgresWorkers(ctx),
+    notifications: pooled
+      ? {
+          notifyListen: () => Promise.reject(sessionBound('LISTEN')),
+          notifySend: (p) => notifier.notifySend(p),
+        }
+      : notifier,
+    controls: new PostgresControls(ctx),
+  };
+}
 
-  // --- notifications ------------------------------------------------------------------------
-  notifyListen: NotificationOperations['notifyListen'] = (p) =>
-    this.sessionBound('LISTEN') ?? this.notifier.notifyListen(p);
-  notifySend: NotificationOperations['notifySend'] = (p) => this.notifier.notifySend(p);
-
-  // --- controls -----------------------------------------------------------------------------
-  controlGet: Engine['controlGet'] = (p) => this.controls.controlGet(p);
-  controlSet: Engine['controlSet'] = (p) => this.controls.controlSet(p);
-
-  // --- locks, elections, schedule slots, fences ---------------------------------------------
-  // Created on first use (a field initializer would run before the constructor sets `ctx`).
-  private lockFamily: PostgresLocks | undefined;
-  private get locks(): PostgresLocks {
-    return (this.lockFamily ??= new PostgresLocks(this.ctx));
-  }
-  advisoryTryLock: LockOperations['advisoryTryLock'] = (p) =>
-    this.sessionBound('advisory locks') ?? this.locks.advisoryTryLock(p);
-  advisoryLock: LockOperations['advisoryLock'] = (p) =>
-    this.sessionBound('advisory locks') ?? this.locks.advisoryLock(p);
-  sessionLockTryAcquire: LockOperations['sessionLockTryAcquire'] = (p) =>
-    this.sessionBound('session locks') ?? this.locks.sessionLockTryAcquire(p);
-  sessionLockAcquire: LockOperations['sessionLockAcquire'] = (p) =>
-    this.sessionBound('session locks') ?? this.locks.sessionLockAcquire(p);
-
-  /** Under transaction pooling a feature that needs its own server session is refused. */
-  private sessionBound(feature: string): Promise<never> | undefined {
-    if (this.poolMode !== 'transaction') return undefined;
-    return Promise.reject(
-      new UnsupportedError(
-        `${feature} need a server session of their own, which pgbouncer in transaction mode does not give (poolMode 'transaction'); use lease locks, or connect directly or through session pooling`,
-      ),
-    );
-  }
-  leaseLockAcquire: LockOperations['leaseLockAcquire'] = (p) => this.locks.leaseLockAcquire(p);
-  leaseLockRenew: LockOperations['leaseLockRenew'] = (p) => this.locks.leaseLockRenew(p);
-  leaseLockRelease: LockOperations['leaseLockRelease'] = (p) => this.locks.leaseLockRelease(p);
-  leaseLockGet: LockOperations['leaseLockGet'] = (p) => this.locks.leaseLockGet(p);
-  leaseLockList: LockOperations['leaseLockList'] = (p) => this.locks.leaseLockList(p);
-  scheduleSlotClaim: LockOperations['scheduleSlotClaim'] = (p) => this.locks.scheduleSlotClaim(p);
-  scheduleSlotList: LockOperations['scheduleSlotList'] = (p) => this.locks.scheduleSlotList(p);
-  scheduleSlotPrune: LockOperations['scheduleSlotPrune'] = (p) => this.locks.scheduleSlotPrune(p);
-  scheduleList: LockOperations['scheduleList'] = (p) => this.locks.scheduleList(p);
-  fenceCheck: LockOperations['fenceCheck'] = (p) => this.locks.fenceCheck(p);
-  fenceGet: LockOperations['fenceGet'] = (p) => this.locks.fenceGet(p);
-
-  // --- jobs and workers ---------------------------------------------------------------------
-  jobEnqueue: JobOperations['jobEnqueue'] = (p) => this.jobs.jobEnqueue(p);
-  jobClaimBatch: JobOperations['jobClaimBatch'] = (p) => this.jobs.jobClaimBatch(p);
-  jobRenewLeases: JobOperations['jobRenewLeases'] = (p) => this.jobs.jobRenewLeases(p);
-  jobComplete: JobOperations['jobComplete'] = (p) => this.jobs.jobComplete(p);
-  jobFail: JobOperations['jobFail'] = (p) => this.jobs.jobFail(p);
-  jobHandBack: JobOperations['jobHandBack'] = (p) => this.jobs.jobHandBack(p);
-  jobCancel: JobOperations['jobCancel'] = (p) => this.jobs.jobCancel(p);
-  jobRetry: JobOperations['jobRetry'] = (p) => this.jobs.jobRetry(p);
-  jobDelete: JobOperations['jobDelete'] = (p) => this.jobs.jobDelete(p);
-  jobGet: JobOperations['jobGet'] = (p) => this.jobs.jobGet(p);
-  jobList: JobOperations['jobList'] = (p) => this.jobs.jobList(p);
-  jobCounts: JobOperations['jobCounts'] = () => this.jobs.jobCounts();
-  jobRescueExpired: JobOperations['jobRescueExpired'] = (p) => this.jobs.jobRescueExpired(p);
-  jobPrune: JobOperations['jobPrune'] = (p) => this.jobs.jobPrune(p);
-  workerRegister: WorkerOperations['workerRegister'] = (p) => this.workers.workerRegister(p);
-  workerHeartbeat: WorkerOperations['workerHeartbeat'] = (p) => this.workers.workerHeartbeat(p);
-  workerList: WorkerOperations['workerList'] = (p) => this.workers.workerList(p);
-  workerMarkDead: WorkerOperations['workerMarkDead'] = (p) => this.workers.workerMarkDead(p);
+function sessionBound(feature: string): UnsupportedError {
+  return new UnsupportedError(
+    `${feature} need a server session of their own, which pgbouncer in transaction mode does not give (poolMode 'transaction'); use lease locks, or connect directly or through session pooling`,
+  );
 }

@@ -4,7 +4,7 @@
  * enqueue, and the coalescing of notifications between overlapping enqueues (decision 0203).
  */
 import { ConflictError } from '../../core/errors.js';
-import type { CallerTransaction } from '../engine.js';
+import type { CallerTransaction } from '../types.js';
 import { newJob, type EnqueueOutcome, type JobEnqueueParams, type JobSpec } from '../jobs.js';
 import type { PgContext } from './context.js';
 import { enqueueQueries, type EnqueueQueries } from './enqueue-queries.js';

@@ -7,7 +7,7 @@ import type {
   LeaseReleaseByIdParams,
   LeaseReleaseParams,
   LeaseRenewParams,
-} from '../engine.js';
+} from '../leases.js';
 import type { PgContext } from './context.js';
 import { leaseQueries, type LeaseQueries } from './lease-queries.js';
 import { inRounds } from './lease-rounds.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { generatorStatus, setGeneratorRunning } from '../../processes/generator.js';
+import { generatorStatus, setGeneratorRunning } from '../../tasks/task-domain.js';
 import type { ServiceContext } from '../context.js';
 import { ErrorResponse } from '../schemas/common.js';
 

@@ -21,7 +21,7 @@ export function healthRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     handler: async () => ({
       status: 'ok' as const,
       instance: ctx.instanceId,
-      databaseTime: (await ctx.lh.engine.now()).toISOString(),
+      databaseTime: (await ctx.lh.now()).toISOString(),
     }),
   });
 }

@@ -28,7 +28,7 @@ const Query = Type.Object(
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 503: ErrorResponse };
 
 export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
-  const engine = ctx.lh.engine;
+  const jobs = ctx.lh.jobs;
 
   app.get<{ Querystring: Static<typeof Query> }>('/api/jobs', {
     config: { scope: 'read' },
@@ -40,14 +40,14 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     },
     handler: async (request) => {
       const q = request.query;
-      const jobs = await engine.jobList({
+      const found = await jobs.list({
         ...(q.queue ? { queue: q.queue } : {}),
         ...(q.status ? { status: q.status as JobStatus } : {}),
         ...(q.partitionKey ? { partitionKey: q.partitionKey } : {}),
         limit: q.limit ?? 100,
         offset: q.offset ?? 0,
       });
-      return { jobs: jobs.map(jobJson) };
+      return { jobs: found.map(jobJson) };
     },
   });
 
@@ -60,7 +60,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       response: { 200: JobSchema, 404: ErrorResponse, ...errors },
     },
     handler: async (request) => {
-      const job = await engine.jobGet({ id: request.params.id });
+      const job = await jobs.get(request.params.id);
       if (!job) throw new NotFoundError('job', request.params.id);
       return jobJson(job);
     },
@@ -80,14 +80,13 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
       handler: async (request) => {
         const { id } = request.params;
-        const job =
-          action === 'retry' ? await engine.jobRetry({ id }) : await engine.jobCancel({ id });
+        const job = action === 'retry' ? await jobs.retry(id) : await jobs.cancel(id);
         // jobCancel answers the job as it is, so a finished one comes back unchanged.
         if (job && (action === 'retry' || job.status === 'cancelled')) {
           ctx.events.emit(`job:${action === 'retry' ? 'retried' : 'cancelled'}`, jobJson(job));
           return jobJson(job);
         }
-        const current = job ?? (await engine.jobGet({ id }));
+        const current = job ?? (await jobs.get(id));
         if (!current) throw new NotFoundError('job', id);
         throw jobRefusal(action, current);
       },
@@ -109,8 +108,8 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     },
     handler: async (request) => {
       const { id } = request.params;
-      if (await engine.jobDelete({ id })) return { deleted: id };
-      const current = await engine.jobGet({ id });
+      if (await jobs.delete(id)) return { deleted: id };
+      const current = await jobs.get(id);
       if (!current) throw new NotFoundError('job', id);
       throw jobRefusal('delete', current);
     },

@@ -8,13 +8,6 @@ import { Type, type Static } from 'typebox';
 import type { LeaseholdError } from '../../core/errors.js';
 import { LeaseHeldError, LeaseLostError, NotFoundError } from '../../core/errors.js';
 import type { Lease, LeaseListFilter } from '../../core/types.js';
-import type {
-  LeaseAcquireParams,
-  LeaseReleaseParams,
-  LeaseRenewParams,
-} from '../../engine/engine.js';
-import { validateAcquire } from '../../leases/lease-manager.js';
-import { Coalescer } from '../../runtime/coalescer.js';
 import { requireScope } from '../auth.js';
 import type { ServiceContext } from '../context.js';
 import { ErrorResponse, IdParams } from '../schemas/common.js';
@@ -34,28 +27,8 @@ const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 503
 
 export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const { lh, events } = ctx;
-  // Concurrent acquires, renews and releases from many clients share statements (coalescer.ts),
-  // never two for one resource. Renews, which clients repeat in turn, gather their callers for
-  // up to 1 ms (decision 0216); an answered acquire comes back as a release, not an acquire.
-  const coalesced = <P extends { resource: string }, R>(
-    one: (p: P) => Promise<R>,
-    many: (ps: readonly P[]) => Promise<R[]>,
-    gatherMs = 0,
-  ): Coalescer<P, R> => new Coalescer({ one, many, key: (p) => p.resource, gatherMs });
-  const acquire = coalesced(
-    (p: LeaseAcquireParams) => lh.engine.leaseAcquire(p),
-    (ps) => lh.engine.leaseAcquireMany(ps),
-  );
-  const renew = coalesced(
-    (p: LeaseRenewParams) => lh.engine.leaseRenew(p),
-    (ps) => lh.engine.leaseRenewMany(ps),
-    1,
-  );
-  const release = coalesced(
-    (p: LeaseReleaseParams) => lh.engine.leaseRelease(p),
-    (ps) => lh.engine.leaseReleaseMany(ps),
-  );
-
+  // Concurrent acquires, renews and releases from many clients share statements: lh.leases
+  // coalesces them for every caller of the library (leases/lease-coalescers.ts, decision 0231).
   const list = (filter: LeaseListFilter, path: string, summary: string): void => {
     app.get<{ Querystring: Static<typeof LeaseListQuery> }>(path, {
       config: { scope: 'read' },
@@ -94,13 +67,11 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     },
     handler: async (request, reply) => {
       const { resource, holder, ttlSeconds, metadata } = request.body;
-      const result = await acquire.run(
-        validateAcquire(resource, {
-          holder,
-          ttl: Math.round((ttlSeconds ?? DEFAULT_TTL_SECONDS) * 1000),
-          ...(metadata === undefined ? {} : { metadata: metadata as Record<string, unknown> }),
-        }),
-      );
+      const result = await lh.leases.tryAcquire(resource, {
+        holder,
+        ttl: Math.round((ttlSeconds ?? DEFAULT_TTL_SECONDS) * 1000),
+        ...(metadata === undefined ? {} : { metadata: metadata as Record<string, unknown> }),
+      });
       if (!result.acquired) {
         const current = result.current;
         ctx.metrics?.leaseAcquisitions.inc({ result: 'held' });
@@ -134,12 +105,11 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         ttlSeconds !== undefined
           ? Math.round(ttlSeconds * 1000)
           : ((await lh.leases.get(resource))?.ttlMs ?? DEFAULT_TTL_SECONDS * 1000);
-      const lease = await renew.run({
-        resource,
-        holder,
-        ttlMs,
-        ...(token === undefined ? {} : { token }),
-      });
+      // A client of the seed's API that never saw a token is guarded by its holder name alone.
+      const lease =
+        token === undefined
+          ? await lh.leases.renewAsHolder({ resource, holder }, { ttl: ttlMs })
+          : await lh.leases.renew({ resource, holder, token }, { ttl: ttlMs });
       if (!lease) throw lost(resource, 'it expired, was released or is held by someone else');
       const json = leaseJson(lease);
       events.emit('lease:renewed', json);
@@ -157,11 +127,10 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     },
     handler: async (request) => {
       const { resource, holder, token } = request.body;
-      const lease = await release.run({
-        resource,
-        holder,
-        ...(token === undefined ? {} : { token }),
-      });
+      const lease =
+        token === undefined
+          ? await lh.leases.releaseAsHolder({ resource, holder })
+          : await lh.leases.releaseTerm({ resource, holder, token });
       if (!lease) throw lost(resource, 'it was not live and held by this holder');
       const json = leaseJson(lease);
       events.emit('lease:released', json);
@@ -199,8 +168,7 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         const token = request.body?.token;
         if (holder === undefined) requireScope(request.principal, 'admin');
         const existing = await mustExist(await lh.leases.getById(id), id);
-        const lease = await lh.engine.leaseReleaseById({
-          id,
+        const lease = await lh.leases.releaseById(id, {
           ...(holder === undefined ? {} : { holder }),
           ...(token === undefined ? {} : { token }),
         });

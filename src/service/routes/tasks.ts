@@ -1,15 +1,22 @@
 /**
  * The task routes of the seed's API, on the queue engine: a task is a job of the `tasks` queue,
- * so next/heartbeat/complete carry the job's fencing guarantees. Heartbeat and complete are
- * guarded by processor AND claim generation (the `token`; clients that send none are matched
- * to the current generation of their own claim). A refusal says why: 404 unknown task,
+ * so next/heartbeat/complete carry the job's fencing guarantees. Heartbeat (renew), complete,
+ * fail and hand-back are guarded by the worker id (the body's `processor`, the seed's wire
+ * name) AND the job's fencing token (its generation, the body's `token`; clients that send
+ * none are matched to the current generation of their own claim). A refusal says why: 404 unknown task,
  * 409 task_done (already finished), 409 lease_lost (the claim expired or moved on).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
-import { LeaseLostError, NotFoundError, TaskDoneError } from '../../core/errors.js';
+import {
+  InvalidArgumentError,
+  LeaseLostError,
+  NotFoundError,
+  TaskDoneError,
+} from '../../core/errors.js';
 import type { Job, JobStatus } from '../../core/types.js';
-import { requireJsonObject } from '../../core/validate.js';
+import type { EnqueueOptions } from '../../queue/enqueue-options.js';
+import { TASKS_QUEUE } from '../../tasks/task-domain.js';
 import type { ServiceContext } from '../context.js';
 import { jobRefusal } from '../job-refusal.js';
 import { ErrorResponse, IdParams } from '../schemas/common.js';
@@ -20,22 +27,23 @@ import {
   HeartbeatAnswer,
   HeartbeatBody,
   NextBody,
-  ReleaseBody,
+  HandBackBody,
   TaskList,
   TaskListQuery,
   TaskSchema,
 } from '../schemas/tasks.js';
 import { taskJson } from '../serialize-task.js';
 
-export const TASKS_QUEUE = 'tasks';
+/** Kept for callers that knew the name from here; the task domain owns it (tasks/task-domain.ts). */
+export { TASKS_QUEUE };
 const DEFAULT_LEASE_SECONDS = 30;
-const DEFAULT_MAX_ATTEMPTS = 5;
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 503: ErrorResponse };
 const refusals = { 404: ErrorResponse, 409: ErrorResponse };
 
 export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const { lh, events } = ctx;
-  const engine = lh.engine;
+  const jobs = lh.jobs;
+  const tasks = lh.queue(TASKS_QUEUE);
 
   const list = (status: JobStatus | undefined, path: string, summary: string): void => {
     app.get<{ Querystring: Static<typeof TaskListQuery> }>(path, {
@@ -47,13 +55,13 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         response: { 200: TaskList, ...errors },
       },
       handler: async (request) => {
-        const jobs = await engine.jobList({
+        const found = await jobs.list({
           queue: TASKS_QUEUE,
           ...(status ? { status } : {}),
           limit: request.query.limit ?? 100,
           offset: request.query.offset ?? 0,
         });
-        return { tasks: jobs.map(taskJson) };
+        return { tasks: found.map(taskJson) };
       },
     });
   };
@@ -71,25 +79,21 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     },
     handler: async (request, reply) => {
       const b = request.body;
-      // What jsonb refuses (NUL, lone surrogates) is refused here, naming the field, rather
-      // than by PostgreSQL naming the statement. The body limit already bounds the size.
-      const taskData = requireJsonObject('task_data', b.task_data, Number.POSITIVE_INFINITY);
-      const [outcome] = await engine.jobEnqueue({
-        jobs: [
-          {
-            queue: TASKS_QUEUE,
-            payload: taskData,
-            key: b.key ?? null,
-            partitionKey: b.partition_key ?? null,
-            priority: b.priority ?? 0,
-            runAt: b.scheduled_at ? new Date(b.scheduled_at) : null,
-            maxAttempts: b.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
-          },
-        ],
-      });
-      const task = taskJson(outcome!.job);
-      if (outcome!.created) events.emit('task:created', task);
-      return reply.code(outcome!.created ? 201 : 200).send(task);
+      // The library's enqueue, its one validator and its defaults (maxAttempts 10; decision
+      // 0231), its single-enqueue coalescer too. The schema has made task_data an object.
+      const options: EnqueueOptions = {
+        ...(b.key === undefined ? {} : { key: b.key }),
+        ...(b.partition_key === undefined ? {} : { partitionKey: b.partition_key }),
+        ...(b.priority === undefined ? {} : { priority: b.priority }),
+        ...(b.scheduled_at ? { runAt: new Date(b.scheduled_at) } : {}),
+        ...(b.max_attempts === undefined ? {} : { maxAttempts: b.max_attempts }),
+      };
+      const { created, ...job } = await tasks
+        .enqueue(b.task_data, options)
+        .catch((error: unknown) => Promise.reject(inTaskFieldNames(error)));
+      const task = taskJson(job);
+      if (created) events.emit('task:created', task);
+      return reply.code(created ? 201 : 200).send(task);
     },
   });
 
@@ -117,17 +121,11 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
     },
     handler: async (request, reply) => {
-      const started = performance.now();
-      const [job] = await engine.jobClaimBatch({
-        queues: [TASKS_QUEUE],
+      // Its latency is observed by the service's metrics from the engine's events (metrics.ts).
+      const [job] = await jobs.claim(TASKS_QUEUE, {
         workerId: request.body.processor,
-        limit: 1,
-        leaseTtlMs: leaseMs(request.body.lease_seconds),
+        leaseTtl: leaseMs(request.body.lease_seconds),
       });
-      ctx.metrics?.claimLatency.observe(
-        { queue: TASKS_QUEUE },
-        (performance.now() - started) / 1000,
-      );
       if (!job) return reply.code(204).send();
       const task = taskJson(job);
       events.emit('task:started', task);
@@ -148,14 +146,12 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
       handler: async (request, reply) => {
         const { id } = request.params;
-        const { processor, token } = request.body;
-        const generation = generationOf(await mustFind(id), processor, token);
-        const [renewed] = await engine.jobRenewLeases({
-          workerId: processor,
-          jobs: [{ id, generation }],
-          leaseTtlMs: leaseMs(request.body.lease_seconds),
+        const { processor: workerId, token } = request.body;
+        const generation = generationOf(await mustFind(id), workerId, token);
+        const [renewed] = await jobs.renewClaims(workerId, [{ id, generation }], {
+          leaseTtl: leaseMs(request.body.lease_seconds),
         });
-        if (!renewed) throw refusal(await mustFind(id), processor, token);
+        if (!renewed) throw refusal(await mustFind(id), workerId, token);
         return reply.code(202).send({
           id,
           token: generation,
@@ -178,15 +174,14 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
       handler: async (request, reply) => {
         const { id } = request.params;
-        const { processor, token, task_output } = request.body;
+        const { processor: workerId, token, task_output } = request.body;
         const claimed = await mustFind(id);
-        const generation = generationOf(claimed, processor, token);
-        const accepted = await engine.jobComplete({
-          workerId: processor,
-          jobs: [{ id, generation, result: task_output ?? null }],
-        });
+        const generation = generationOf(claimed, workerId, token);
+        const accepted = await jobs.complete(workerId, [
+          { id, generation, result: task_output ?? null },
+        ]);
         const done = await mustFind(id);
-        if (!accepted.includes(id)) throw refusal(done, processor, token);
+        if (!accepted.includes(id)) throw refusal(done, workerId, token);
         observeDuration(claimed, done, 'completed');
         const task = taskJson(done);
         events.emit('task:completed', task);
@@ -209,17 +204,14 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
       handler: async (request, reply) => {
         const { id } = request.params;
-        const { processor, token, error, retry_in_seconds } = request.body;
+        const { processor: workerId, token, error, retry_in_seconds } = request.body;
         const claimed = await mustFind(id);
-        const generation = generationOf(claimed, processor, token);
-        const [failed] = await engine.jobFail({
-          workerId: processor,
-          jobs: [
-            { id, generation, error, retryDelayMs: Math.round((retry_in_seconds ?? 1) * 1000) },
-          ],
-        });
+        const generation = generationOf(claimed, workerId, token);
+        const [failed] = await jobs.fail(workerId, [
+          { id, generation, error, retryDelay: Math.round((retry_in_seconds ?? 1) * 1000) },
+        ]);
         const after = await mustFind(id);
-        if (!failed) throw refusal(after, processor, token);
+        if (!failed) throw refusal(after, workerId, token);
         observeDuration(claimed, after, failed.outcome);
         const task = taskJson(after);
         events.emit('task:failed', task);
@@ -228,34 +220,42 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     },
   );
 
-  app.put<{ Params: Static<typeof IdParams>; Body: Static<typeof ReleaseBody> }>(
-    '/api/tasks/:id/release',
-    {
+  // Hand-back, under the library's word (decision 0235) and under the seed's route name, kept as
+  // its alias: the same handler, the same answers.
+  for (const [path, summary] of [
+    [
+      '/api/tasks/:id/hand-back',
+      'Hand a task you hold back (202): pending again at once, the attempt not counted. For shutdown.',
+    ],
+    [
+      '/api/tasks/:id/release',
+      "Alias of PUT /api/tasks/{id}/hand-back (the seed's route name): hand a task you hold back (202).",
+    ],
+  ] as const) {
+    app.put<{ Params: Static<typeof IdParams>; Body: Static<typeof HandBackBody> }>(path, {
       config: { scope: 'write' },
       schema: {
         tags: ['tasks'],
-        summary:
-          'Hand a task you hold back (202): pending again at once, the attempt not counted. For shutdown.',
+        summary,
         params: IdParams,
-        body: ReleaseBody,
+        body: HandBackBody,
         response: { 202: TaskSchema, ...refusals, ...errors },
       },
       handler: async (request, reply) => {
         const { id } = request.params;
-        const { processor, token } = request.body;
-        const generation = generationOf(await mustFind(id), processor, token);
-        const handedBack = await engine.jobHandBack({
-          workerId: processor,
-          jobs: [{ id, generation }],
-        });
+        const { processor: workerId, token } = request.body;
+        const generation = generationOf(await mustFind(id), workerId, token);
+        const handedBack = await jobs.handBack(workerId, [{ id, generation }]);
         const after = await mustFind(id);
-        if (!handedBack.includes(id)) throw refusal(after, processor, token);
+        if (!handedBack.includes(id)) throw refusal(after, workerId, token);
         const task = taskJson(after);
+        events.emit('task:handed-back', task);
+        // The former name, for event-stream clients that subscribed to it (deprecated).
         events.emit('task:released', task);
         return reply.code(202).send(task);
       },
-    },
-  );
+    });
+  }
 
   for (const [action, summary] of [
     ['cancel', 'Cancel a pending or running task (its worker is told through its next heartbeat).'],
@@ -273,8 +273,7 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         const { id } = request.params;
         // Read first: these routes act only on the tasks queue, never on another queue's job.
         const before = await mustFind(id);
-        const job =
-          action === 'cancel' ? await engine.jobCancel({ id }) : await engine.jobRetry({ id });
+        const job = action === 'cancel' ? await jobs.cancel(id) : await jobs.retry(id);
         // jobCancel answers the job as it is, so a finished one comes back unchanged.
         if (job && (action === 'retry' || job.status === 'cancelled')) {
           // A cancel of an already cancelled task answers the same, without a second event.
@@ -289,16 +288,16 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
 
   /** The task, read before acting: task routes never touch a job of another queue. */
   async function mustFind(id: number): Promise<Job> {
-    const job = await engine.jobGet({ id });
+    const job = await jobs.get(id);
     if (!job || job.queue !== TASKS_QUEUE) throw new NotFoundError('task', id);
     return job;
   }
 
   /** The generation to guard with: the one sent, or (seed clients) that of the caller's own claim. */
-  function generationOf(job: Job, processor: string, token: number | undefined): number {
+  function generationOf(job: Job, workerId: string, token: number | undefined): number {
     if (token !== undefined) return token;
-    if (job.status === 'processing' && job.claimedBy === processor) return job.generation;
-    throw refusal(job, processor, token);
+    if (job.status === 'processing' && job.claimedBy === workerId) return job.generation;
+    throw refusal(job, workerId, token);
   }
 
   /** Time from claim to outcome on the database clock, for tasks settled through this instance. */
@@ -313,17 +312,33 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
 }
 
 /** Why an operation on a task was refused, from the task as it is now. */
-function refusal(job: Job, processor: string, token: number | undefined): Error {
+function refusal(job: Job, workerId: string, token: number | undefined): Error {
   if (job.status === 'completed' || job.status === 'dead' || job.status === 'cancelled')
     return new TaskDoneError(job.id, job.status);
   let reason: string;
-  if (job.claimedBy !== processor) reason = `the task is not claimed by "${processor}"`;
+  if (job.claimedBy !== workerId) reason = `the task is not claimed by "${workerId}"`;
   else if (token !== undefined && token !== job.generation)
     reason = `token ${token} was superseded by a newer claim`;
   else if (job.status === 'pending')
     reason = 'the claim expired and the task went back to the queue';
   else reason = 'the claim expired';
   return new LeaseLostError(`task:${job.id}`, reason);
+}
+
+/** The library's field names, as the task API spells them. */
+const TASK_FIELDS: Readonly<Record<string, string>> = {
+  payload: 'task_data',
+  partitionKey: 'partition_key',
+  maxAttempts: 'max_attempts',
+  runAt: 'scheduled_at',
+};
+
+/** An enqueue's invalid_argument naming the task API's field (task_data, not payload). */
+function inTaskFieldNames(error: unknown): unknown {
+  if (!(error instanceof InvalidArgumentError)) return error;
+  const field = TASK_FIELDS[error.field];
+  if (field === undefined) return error;
+  return new InvalidArgumentError(field, error.message.slice(error.field.length + 2));
 }
 
 function leaseMs(seconds: number | undefined): number {

@@ -39,7 +39,7 @@ export function workerRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
     },
     handler: async (request) => {
-      const workers = await ctx.lh.engine.workerList({
+      const workers = await ctx.lh.jobs.workers({
         ...(request.query.status ? { status: request.query.status as WorkerStatus } : {}),
         limit: request.query.limit ?? 200,
       });

@@ -12,7 +12,7 @@ export const TaskSchema = Type.Object({
   scheduled_at: DateTime,
   processor: Type.Union([Type.String(), Type.Null()]),
   token: Type.Integer({
-    description: 'The claim generation: send it with heartbeat and complete.',
+    description: "The job's fencing token (its generation): send it with heartbeat and complete.",
   }),
   attempts: Type.Integer(),
   max_attempts: Type.Integer(),
@@ -84,7 +84,7 @@ export const HeartbeatAnswer = Type.Object({
 
 export const TaskListQuery = Paging;
 
-export const ReleaseBody = Type.Object(
+export const HandBackBody = Type.Object(
   {
     processor: Name('The worker holding the task.'),
     token: Type.Optional(FencingTokenSchema),

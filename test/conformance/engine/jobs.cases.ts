@@ -1179,7 +1179,7 @@ export function jobEngineCases(h: EngineHarness): void {
           ['yes'],
         );
       },
-      { requires: ['callerTransactions'] },
+      { requires: ['callerTransactions'], engine: 'postgres' },
     );
 
     conformanceCase(
@@ -1208,29 +1208,28 @@ export function jobEngineCases(h: EngineHarness): void {
         assert.equal(done?.status, 'completed');
         assert.equal(done?.result, 'yes');
       },
-      { requires: ['callerTransactions'] },
+      { requires: ['callerTransactions'], engine: 'postgres' },
     );
 
-    if (!h.capabilities.callerTransactions) {
-      conformanceCase(
-        h,
-        'rejects a caller transaction it cannot join instead of pretending to be atomic',
-        async ({ engine }) => {
-          const tx: CallerTransaction = { query: async () => ({ rows: [] }) };
-          await assert.rejects(engine.jobEnqueue({ jobs: [spec()], tx }), (e: unknown) =>
-            isLeaseholdError(e, 'unsupported'),
-          );
-          assert.deepEqual(await engine.jobList({ limit: 10, offset: 0 }), [], 'nothing enqueued');
-          await enqueue(engine, spec());
-          const [claimed] = await claim(engine, 'w1');
-          await assert.rejects(
-            engine.jobComplete({ workerId: 'w1', jobs: [ref(claimed!)], tx }),
-            (e: unknown) => isLeaseholdError(e, 'unsupported'),
-          );
-          assert.equal((await engine.jobGet({ id: claimed!.id }))?.status, 'processing');
-        },
-      );
-    }
+    conformanceCase(
+      h,
+      'rejects a caller transaction it cannot join instead of pretending to be atomic',
+      async ({ engine }) => {
+        const tx: CallerTransaction = { query: async () => ({ rows: [] }) };
+        await assert.rejects(engine.jobEnqueue({ jobs: [spec()], tx }), (e: unknown) =>
+          isLeaseholdError(e, 'unsupported'),
+        );
+        assert.deepEqual(await engine.jobList({ limit: 10, offset: 0 }), [], 'nothing enqueued');
+        await enqueue(engine, spec());
+        const [claimed] = await claim(engine, 'w1');
+        await assert.rejects(
+          engine.jobComplete({ workerId: 'w1', jobs: [ref(claimed!)], tx }),
+          (e: unknown) => isLeaseholdError(e, 'unsupported'),
+        );
+        assert.equal((await engine.jobGet({ id: claimed!.id }))?.status, 'processing');
+      },
+      { lacks: ['callerTransactions'] },
+    );
   });
 }
 

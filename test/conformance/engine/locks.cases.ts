@@ -6,12 +6,14 @@ import { LOCKS_TOPIC } from '../../../src/engine/locks.js';
 import { PostgresEngine } from '../../../src/engine/postgres/postgres-engine.js';
 import { EventQueue } from '../../support/events.js';
 import { waitFor, within } from '../../support/wait.js';
-import { conformanceCase, type EngineHarness } from '../harness.js';
+import { conformanceCase, requiring, type EngineHarness } from '../harness.js';
 
 const TTL = 10_000;
 
-export function lockEngineCases(h: EngineHarness): void {
+export function lockEngineCases(harness: EngineHarness): void {
+  const h = harness;
   describe(`[${h.name}] engine: advisory locks`, () => {
+    const h = requiring(harness, 'advisoryLocks');
     conformanceCase(
       h,
       'grants an advisory lock to one holder and null to the next until it is released',
@@ -115,11 +117,12 @@ export function lockEngineCases(h: EngineHarness): void {
         );
         await next.release();
       },
-      { requires: ['crossProcess'] },
+      { requires: ['crossProcess'], engine: 'postgres' },
     );
   });
 
   describe(`[${h.name}] engine: session locks`, () => {
+    const h = requiring(harness, 'sessionLocks');
     conformanceCase(
       h,
       'grants a session lock to one holder at a time with a token that grows on every acquisition',
@@ -177,7 +180,7 @@ export function lockEngineCases(h: EngineHarness): void {
         assert.ok(next.token > held.token, `${next.token} > ${held.token}`);
         await next.release();
       },
-      { requires: ['crossProcess'] },
+      { requires: ['crossProcess'], engine: 'postgres' },
     );
   });
 
@@ -504,7 +507,7 @@ export function lockEngineCases(h: EngineHarness): void {
           client.release();
         }
       },
-      { requires: ['callerTransactions'] },
+      { requires: ['callerTransactions'], engine: 'postgres' },
     );
   });
 }

@@ -4,15 +4,16 @@ import type { CallerTransaction, Engine } from '../../../src/engine/engine.js';
 import { PostgresEngine } from '../../../src/engine/postgres/postgres-engine.js';
 import { EventQueue } from '../../support/events.js';
 import { waitFor } from '../../support/wait.js';
-import { conformanceCase, type EngineHarness } from '../harness.js';
+import { conformanceCase, requiring, type EngineHarness } from '../harness.js';
 
 /**
  * The notification family. Every case proves absence the same way, without sleeping: after
  * the send under test it sends a marker, and since notifications arrive in send (commit) order,
  * the marker arriving first proves the earlier one was never delivered.
  */
-export function notificationEngineCases(h: EngineHarness): void {
-  describe(`[${h.name}] engine: notifications`, () => {
+export function notificationEngineCases(harness: EngineHarness): void {
+  describe(`[${harness.name}] engine: notifications`, () => {
+    const h = requiring(harness, 'notifications');
     conformanceCase(
       h,
       'delivers a send to a listener of its topic and not to a listener of another topic',
@@ -114,7 +115,7 @@ export function notificationEngineCases(h: EngineHarness): void {
         assert.equal(await received.next(), 'marker');
         assert.equal(received.length, 0);
       },
-      { requires: ['callerTransactions'] },
+      { requires: ['callerTransactions'], engine: 'postgres' },
     );
 
     conformanceCase(
@@ -150,7 +151,7 @@ export function notificationEngineCases(h: EngineHarness): void {
         await engine.notifySend({ topic: 't', payload: 'after the reconnect' });
         assert.equal(await received.next(), 'after the reconnect');
       },
-      { requires: ['crossProcess'] },
+      { requires: ['crossProcess'], engine: 'postgres' },
     );
   });
 }

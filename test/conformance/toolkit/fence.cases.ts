@@ -82,7 +82,7 @@ export function fenceCases(h: EngineHarness): void {
           client.release();
         }
       },
-      { requires: ['callerTransactions'] },
+      { requires: ['callerTransactions'], engine: 'postgres' },
     );
 
     conformanceCase(

@@ -20,7 +20,7 @@ import { cronSlots, slotAfter } from '../../../src/schedules/slots.js';
 import { faultyEngine } from '../../support/faulty-engine.js';
 import { deferred, waitFor } from '../../support/wait.js';
 import { conformanceCase, type EngineHarness } from '../harness.js';
-import { pausableClock, withClock } from './elector.cases.js';
+import { pausableClock, withClock } from './election.cases.js';
 
 const EVERY = { every: '10s' } as const;
 const LEADER_TIMING = { ttl: 9_000, renewEvery: 3_000, pollEvery: 2_000 };

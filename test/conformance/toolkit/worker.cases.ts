@@ -463,7 +463,7 @@ export function workerCases(h: EngineHarness): void {
         assert.deepEqual((await engine.jobGet({ id: kept.id }))!.result, { invoiced: true });
         assert.equal((await engine.jobGet({ id: undone.id }))!.result, null);
       },
-      { requires: ['callerTransactions'] },
+      { requires: ['callerTransactions'], engine: 'postgres' },
     );
 
     conformanceCase(

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Leases. Rows are never deleted: the row carries the resource's token, and deleting it would

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /** Settings every instance must agree on (e.g. whether the generator runs). */
 export const controls: Migration = {

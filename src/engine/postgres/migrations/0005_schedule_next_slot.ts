@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * The slot a schedule expects after each claimed one, written by the claimant with the claim

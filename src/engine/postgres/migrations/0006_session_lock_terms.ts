@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Session-lock terms, each recorded in a committed row (issue 21, decision 0217). A session

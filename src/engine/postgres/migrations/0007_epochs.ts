@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 /**
  * Server epochs: failover-safe tokens (issue 22, decision 0225).

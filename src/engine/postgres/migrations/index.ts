@@ -5,17 +5,9 @@ import { controls } from './0004_controls.js';
 import { scheduleNextSlot } from './0005_schedule_next_slot.js';
 import { sessionLockTerms } from './0006_session_lock_terms.js';
 import { epochs } from './0007_epochs.js';
+import type { Migration } from './migration.js';
 
-/**
- * A forward-only schema change. `up` receives the quoted schema identifier and returns SQL that
- * runs inside the migrator's transaction. Versions are dense and never edited once released:
- * a change is a new migration.
- */
-export interface Migration {
-  readonly version: number;
-  readonly name: string;
-  up(quotedSchema: string): string;
-}
+export type { Migration } from './migration.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   leases,

@@ -1,5 +1,5 @@
 /**
- * The parts of the elector that are plumbing rather than policy: the candidate's polling loop
+ * The parts of an election that are plumbing rather than policy: the candidate's polling loop
  * (the shared BackgroundService skeleton around `Election.runOnce()`), the lease-lock family
  * seen as a HeldLease's term store, and a race between a statement and the election's close.
  */
@@ -21,7 +21,7 @@ export class ElectionLoop<Attempt> extends BackgroundService<Attempt> {
     private readonly driver: CandidateDriver<Attempt>,
     options: ServiceOptions,
   ) {
-    super(`elector:${driver.name}`, options);
+    super(`election:${driver.name}`, options);
   }
 
   runOnce(): Promise<Attempt> {

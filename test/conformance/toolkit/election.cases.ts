@@ -12,8 +12,8 @@ import type { Clock, ManualClock } from '../../../src/core/clock.js';
 import { isLeaseholdError } from '../../../src/core/errors.js';
 import type { FencingToken } from '../../../src/core/types.js';
 import type { Engine } from '../../../src/engine/engine.js';
-import { Election, type ElectionEvents } from '../../../src/locks/elector.js';
-import type { ElectionOptions } from '../../../src/locks/elector-options.js';
+import { Election, type ElectionEvents } from '../../../src/locks/election.js';
+import type { ElectionOptions } from '../../../src/locks/election-options.js';
 import { EventQueue } from '../../support/events.js';
 import { faultyEngine } from '../../support/faulty-engine.js';
 import { waitFor } from '../../support/wait.js';
@@ -25,15 +25,15 @@ const TTL_MS = 9_000;
 const TRUST_MS = 8_100;
 const POLL_MS = 2_000;
 
-type Elected = ElectionEvents['elector:elected'];
-type Revoked = ElectionEvents['elector:revoked'];
+type Elected = ElectionEvents['election:elected'];
+type Revoked = ElectionEvents['election:revoked'];
 
 /** An election plus queues of what it reported. */
 interface Watched {
   election: Election;
   elected: EventQueue<Elected>;
   revoked: EventQueue<Revoked>;
-  renewed: EventQueue<ElectionEvents['elector:renewed']>;
+  renewed: EventQueue<ElectionEvents['election:renewed']>;
   leaders: string[];
   revokedCalls: Error[];
 }
@@ -47,14 +47,14 @@ function watch(election: Election, revokedCalls: Error[] = []): Watched {
     leaders: [],
     revokedCalls,
   };
-  election.events.on('elector:elected', w.elected.push);
-  election.events.on('elector:revoked', w.revoked.push);
-  election.events.on('elector:renewed', w.renewed.push);
-  election.events.on('elector:new-leader', (e) => w.leaders.push(e.leader));
+  election.events.on('election:elected', w.elected.push);
+  election.events.on('election:revoked', w.revoked.push);
+  election.events.on('election:renewed', w.renewed.push);
+  election.events.on('election:new-leader', (e) => w.leaders.push(e.leader));
   return w;
 }
 
-function elector(
+function watchedElection(
   engine: Engine,
   instanceId: string,
   options: ElectionOptions = {},
@@ -147,17 +147,17 @@ export function withClock(engine: Engine, clock: Clock): Engine {
   });
 }
 
-export function electorCases(h: EngineHarness): void {
+export function electionCases(h: EngineHarness): void {
   describe(`[${h.name}] toolkit: leader election`, () => {
     conformanceCase(
       h,
-      'elects exactly one leader among three electors, and the others observe it',
+      'elects exactly one leader among three candidates, and the others observe it',
       async (ctx) => {
         const { engine, clock } = ctx;
         const ws = [
-          elector(engine, 'a'),
-          elector(await peerEngine(ctx), 'b'),
-          elector(await peerEngine(ctx), 'c'),
+          watchedElection(engine, 'a'),
+          watchedElection(await peerEngine(ctx), 'b'),
+          watchedElection(await peerEngine(ctx), 'c'),
         ];
         await Promise.all(ws.map((w) => w.election.start()));
         const [leader, ...others] = leadersOf(ws);
@@ -184,8 +184,8 @@ export function electorCases(h: EngineHarness): void {
       'keeps the leadership by renewing before expiry (sticky), with the same token',
       async (ctx) => {
         const { engine, clock } = ctx;
-        const a = elector(engine, 'a');
-        const b = elector(await peerEngine(ctx), 'b');
+        const a = watchedElection(engine, 'a');
+        const b = watchedElection(await peerEngine(ctx), 'b');
         await a.election.start();
         await b.election.start();
         const { token } = await a.elected.next();
@@ -212,8 +212,8 @@ export function electorCases(h: EngineHarness): void {
         const { engine, clock } = ctx;
         const faulty = faultyEngine(engine);
         let signal: AbortSignal | undefined;
-        const a = elector(faulty.engine, 'a', { onElected: (_t, s) => void (signal = s) });
-        const b = elector(await peerEngine(ctx), 'b');
+        const a = watchedElection(faulty.engine, 'a', { onElected: (_t, s) => void (signal = s) });
+        const b = watchedElection(await peerEngine(ctx), 'b');
         await a.election.start();
         await b.election.start();
         assert.equal(a.election.isLeader(), true);
@@ -253,8 +253,8 @@ export function electorCases(h: EngineHarness): void {
       async (ctx) => {
         const { engine, clock } = ctx;
         const frozen = pausableClock(clock);
-        const a = elector(withClock(engine, frozen.clock), 'a');
-        const b = elector(await peerEngine(ctx), 'b');
+        const a = watchedElection(withClock(engine, frozen.clock), 'a');
+        const b = watchedElection(await peerEngine(ctx), 'b');
         await a.election.start();
         await b.election.start();
         const { token, trustedUntil } = await a.elected.next();
@@ -285,8 +285,8 @@ export function electorCases(h: EngineHarness): void {
       async (ctx) => {
         const { engine, clock } = ctx;
         let signal: AbortSignal | undefined;
-        const a = elector(engine, 'a', { onElected: (_t, s) => void (signal = s) });
-        const b = elector(await peerEngine(ctx), 'b');
+        const a = watchedElection(engine, 'a', { onElected: (_t, s) => void (signal = s) });
+        const b = watchedElection(await peerEngine(ctx), 'b');
         await a.election.start();
         await b.election.start();
         const { token } = await a.elected.next();
@@ -315,8 +315,8 @@ export function electorCases(h: EngineHarness): void {
       const { engine, clock } = ctx;
       const deaf = faultyEngine(await peerEngine(ctx));
       deaf.set('notifyListen', 'fail'); // b never hears the release
-      const a = elector(engine, 'a');
-      const b = elector(deaf.engine, 'b', { onError: () => {} });
+      const a = watchedElection(engine, 'a');
+      const b = watchedElection(deaf.engine, 'b', { onError: () => {} });
       await a.election.start();
       await b.election.start();
       await a.election.close();
@@ -334,8 +334,8 @@ export function electorCases(h: EngineHarness): void {
       async (ctx) => {
         const { engine, clock } = ctx;
         const faulty = faultyEngine(await peerEngine(ctx));
-        const a = elector(engine, 'a');
-        const b = elector(faulty.engine, 'b');
+        const a = watchedElection(engine, 'a');
+        const b = watchedElection(faulty.engine, 'b');
         const tokens: FencingToken[] = [];
         const leaderOf = async (w: Watched) => tokens.push((await w.elected.next()).token);
 
@@ -351,7 +351,7 @@ export function electorCases(h: EngineHarness): void {
         await leaderOf(b);
 
         // b crashes (its database calls hang); a newcomer takes over after the expiry.
-        const c2 = elector(await peerEngine(ctx), 'c');
+        const c2 = watchedElection(await peerEngine(ctx), 'c');
         await c2.election.start();
         faulty.set('leaseLockRenew', 'hang');
         faulty.set('leaseLockAcquire', 'hang');
@@ -362,7 +362,7 @@ export function electorCases(h: EngineHarness): void {
         await leaderOf(c2);
 
         // c closes; a returns and leads again.
-        const a2 = elector(engine, 'a');
+        const a2 = watchedElection(engine, 'a');
         await a2.election.start();
         await c2.election.close();
         await settleOrPoll(clock, () => a2.election.isLeader());
@@ -376,10 +376,45 @@ export function electorCases(h: EngineHarness): void {
       },
     );
 
+    conformanceCase(
+      h,
+      'tells every event under its deprecated elector:* name too, the same payload, once to onAny',
+      async (ctx) => {
+        const { engine, clock } = ctx;
+        const a = watchedElection(engine, 'a');
+        const aliases: [string, unknown][] = [];
+        for (const what of ['elected', 'renewed', 'revoked', 'new-leader'] as const)
+          a.election.events.on(`elector:${what}`, (payload) => aliases.push([what, payload]));
+        const seen: string[] = [];
+        a.election.events.onAny((name) => seen.push(String(name)));
+        await a.election.start();
+        const elected = await a.elected.next(5_000, 'elected');
+        await clock.advance(3_000);
+        const renewed = await a.renewed.next(5_000, 'renewed');
+        await a.election.close();
+        const revoked = await a.revoked.next(5_000, 'revoked');
+        assert.deepEqual(
+          aliases.map(([what]) => what),
+          ['elected', 'new-leader', 'renewed', 'revoked'],
+        );
+        const payloadOf = (what: string) => aliases.find(([w]) => w === what)?.[1];
+        assert.equal(payloadOf('elected'), elected, 'the same payload object');
+        assert.equal(payloadOf('renewed'), renewed);
+        assert.equal(payloadOf('revoked'), revoked);
+        assert.deepEqual(payloadOf('new-leader'), { name: 'leader', instanceId: 'a', leader: 'a' });
+        assert.deepEqual(seen, [
+          'election:elected',
+          'election:new-leader',
+          'election:renewed',
+          'election:revoked',
+        ]);
+      },
+    );
+
     conformanceCase(h, 'stops every timer on close(), leader and candidate alike', async (ctx) => {
       const { engine, clock } = ctx;
-      const a = elector(engine, 'a');
-      const b = elector(await peerEngine(ctx), 'b');
+      const a = watchedElection(engine, 'a');
+      const b = watchedElection(await peerEngine(ctx), 'b');
       await a.election.start();
       await b.election.start();
       await Promise.all([a.election.close(), b.election.close()]);

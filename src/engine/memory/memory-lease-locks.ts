@@ -1,28 +1,19 @@
 /**
- * The lock family in process, with the same rules as the SQL of the PostgreSQL engine: lease
- * lock rows kept forever with their token, the gap after a term decided by that term's
- * `quietMs`/`delayMs`, slots claimed once, fences keeping the newest token. Each method runs to
- * completion without awaiting, so each is atomic like the statement it mirrors.
+ * The lease-lock family in process, with the rules of the PostgreSQL engine's SQL: rows kept
+ * forever with their token, the gap after a term decided by that term's `quietMs`/`delayMs`.
+ * Each method runs to completion without awaiting, so each is atomic like the statement it
+ * mirrors.
  */
-import { StaleTokenError, UnsupportedError } from '../../core/errors.js';
-import type { FencingToken, Lease } from '../../core/types.js';
+import type { Lease } from '../../core/types.js';
 import {
   LOCKS_TOPIC,
-  type ConnectionLock,
-  type ConnectionLockParams,
-  type ConnectionLockWaitParams,
-  type FenceCheckParams,
   type LeaseLockAcquireParams,
   type LeaseLockAcquireResult,
+  type LeaseLockOperations,
   type LeaseLockReleaseParams,
   type LeaseLockRenewParams,
-  type LockOperations,
-  type ScheduleSlot,
-  type ScheduleSlotClaimParams,
-  type ScheduleSummary,
-  type SessionLock,
-} from '../locks.js';
-import { MemoryConnectionLocks } from './memory-connection-locks.js';
+} from '../lease-locks.js';
+import { byCodePoint } from './code-point-order.js';
 
 interface LeaseLockRecord extends Omit<Lease, 'state' | 'metadata' | 'resource'> {
   readonly name: string;
@@ -30,11 +21,8 @@ interface LeaseLockRecord extends Omit<Lease, 'state' | 'metadata' | 'resource'>
   readonly delayMs: number;
 }
 
-export class MemoryLocks implements LockOperations {
-  private readonly connectionLocks = new MemoryConnectionLocks();
+export class MemoryLeaseLocks implements LeaseLockOperations {
   private readonly leaseLocks = new Map<string, LeaseLockRecord>();
-  private readonly slots = new Map<string, Map<number, ScheduleSlot>>();
-  private readonly fences = new Map<string, FencingToken>();
   private nextId = 1;
 
   constructor(
@@ -42,22 +30,6 @@ export class MemoryLocks implements LockOperations {
     /** Announces a release on topic `locks`, as the releasing SQL does inline. */
     private readonly publish: (topic: string, payload: string) => void,
   ) {}
-
-  async advisoryTryLock(p: ConnectionLockParams): Promise<ConnectionLock | null> {
-    return this.connectionLocks.tryTake('advisory', p.name);
-  }
-
-  advisoryLock(p: ConnectionLockWaitParams): Promise<ConnectionLock> {
-    return this.connectionLocks.take('advisory', p.name, p.signal);
-  }
-
-  async sessionLockTryAcquire(p: ConnectionLockParams): Promise<SessionLock | null> {
-    return this.connectionLocks.tryTake('session', p.name) as SessionLock | null;
-  }
-
-  sessionLockAcquire(p: ConnectionLockWaitParams): Promise<SessionLock> {
-    return this.connectionLocks.take('session', p.name, p.signal);
-  }
 
   async leaseLockAcquire(p: LeaseLockAcquireParams): Promise<LeaseLockAcquireResult> {
     const now = this.now();
@@ -147,70 +119,6 @@ export class MemoryLocks implements LockOperations {
       .map((r) => view(r, now));
   }
 
-  async scheduleSlotClaim(p: ScheduleSlotClaimParams): Promise<ScheduleSlot | null> {
-    const now = this.now();
-    if (p.slot.getTime() > now.getTime()) return null;
-    let slots = this.slots.get(p.name);
-    if (!slots) this.slots.set(p.name, (slots = new Map()));
-    if (slots.has(p.slot.getTime())) return null;
-    const claim: ScheduleSlot = {
-      name: p.name,
-      slot: new Date(p.slot.getTime()),
-      holder: p.holder,
-      token: p.token ?? null,
-      claimedAt: now,
-      nextSlot: p.nextSlot ? new Date(p.nextSlot.getTime()) : null,
-    };
-    slots.set(p.slot.getTime(), claim);
-    return { ...claim };
-  }
-
-  async scheduleSlotList(p: { name: string; limit: number }): Promise<ScheduleSlot[]> {
-    const slots = [...(this.slots.get(p.name)?.values() ?? [])];
-    return slots
-      .sort((a, b) => b.slot.getTime() - a.slot.getTime())
-      .slice(0, p.limit)
-      .map((s) => ({ ...s }));
-  }
-
-  async scheduleSlotPrune(p: { name: string; before: Date }): Promise<number> {
-    const slots = this.slots.get(p.name);
-    let pruned = 0;
-    for (const at of [...(slots?.keys() ?? [])]) {
-      if (at < p.before.getTime() && slots?.delete(at)) pruned++;
-    }
-    return pruned;
-  }
-
-  async scheduleList(p: { limit: number }): Promise<ScheduleSummary[]> {
-    const summaries: ScheduleSummary[] = [];
-    for (const [name, slots] of this.slots) {
-      let newest: ScheduleSlot | undefined;
-      for (const s of slots.values())
-        if (!newest || s.slot.getTime() > newest.slot.getTime()) newest = s;
-      if (!newest) continue; // every slot pruned
-      const { slot, ...rest } = newest;
-      summaries.push({ ...rest, name, lastSlot: slot, runs: slots.size });
-    }
-    return summaries.sort((a, b) => byCodePoint(a.name, b.name)).slice(0, p.limit);
-  }
-
-  async fenceCheck(p: FenceCheckParams): Promise<void> {
-    if (p.tx) throw new UnsupportedError('the memory engine cannot join a caller transaction');
-    const newest = this.fences.get(p.scope);
-    if (newest !== undefined && newest > p.token)
-      throw new StaleTokenError(p.scope, p.token, newest);
-    this.fences.set(p.scope, p.token);
-  }
-
-  async fenceGet(p: { scope: string }): Promise<FencingToken | null> {
-    return this.fences.get(p.scope) ?? null;
-  }
-
-  close(error: Error): void {
-    this.connectionLocks.close(error);
-  }
-
   private owned(name: string, holder: string, token: number, now: Date) {
     const r = this.leaseLocks.get(name);
     return r && isLive(r, now) && r.holder === holder && r.token === token ? r : undefined;
@@ -220,17 +128,6 @@ export class MemoryLocks implements LockOperations {
     this.leaseLocks.set(record.name, record);
     return view(record, now);
   }
-}
-
-/** Code point order, as PostgreSQL's `COLLATE "C"` on UTF-8 (and unlike UTF-16 code units). */
-function byCodePoint(a: string, b: string): number {
-  const x = [...a];
-  const y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
-    if (d !== 0) return d;
-  }
-  return x.length - y.length;
 }
 
 function isLive(r: LeaseLockRecord, now: Date): boolean {

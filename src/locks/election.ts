@@ -42,8 +42,8 @@ import {
   type ElectionCallbacks,
   type ElectionOptions,
   type ResolvedElectionOptions,
-} from './elector-options.js';
-import { CLOSED, ElectionLoop, leaseLockTermStore, raceAbort } from './elector-loop.js';
+} from './election-options.js';
+import { CLOSED, ElectionLoop, leaseLockTermStore, raceAbort } from './election-loop.js';
 
 export type ElectionState = 'idle' | 'candidate' | 'leader' | 'closed';
 
@@ -64,15 +64,28 @@ interface ElectionEventBase {
   readonly instanceId: string;
 }
 
-export interface ElectionEvents {
+/** What an election tells, by what happened (the part after `election:`). */
+interface ElectionHappenings {
   /** This instance became leader; `trustedUntil` is on `clock.monotonic()`. */
-  'elector:elected': ElectionEventBase & { token: FencingToken; trustedUntil: number };
-  'elector:renewed': ElectionEventBase & { token: FencingToken; trustedUntil: number };
-  'elector:revoked': ElectionEventBase & { token: FencingToken; reason: Error };
+  elected: ElectionEventBase & { token: FencingToken; trustedUntil: number };
+  renewed: ElectionEventBase & { token: FencingToken; trustedUntil: number };
+  revoked: ElectionEventBase & { token: FencingToken; reason: Error };
   /** The holder this instance observes changed. */
-  'elector:new-leader': ElectionEventBase & { leader: string };
-  [name: string]: unknown;
+  'new-leader': ElectionEventBase & { leader: string };
 }
+
+/**
+ * The events of an election: `election:elected`, `election:renewed`, `election:revoked`,
+ * `election:new-leader`. Each is also told under its former name, `elector:*`, with the same
+ * payload, to listeners of that name written before decision 0235 (deprecated: listen to
+ * `election:*`; `onAny` sees each event once, under its current name).
+ */
+export type ElectionEvents = {
+  [K in keyof ElectionHappenings as `election:${K}`]: ElectionHappenings[K];
+} & {
+  /** @deprecated the former name of the `election:` event of the same suffix (decision 0235). */
+  [K in keyof ElectionHappenings as `elector:${K}`]: ElectionHappenings[K];
+} & { [name: string]: unknown };
 
 /** What one try did (`runOnce()`). */
 export type ElectionAttempt =
@@ -280,7 +293,7 @@ export class Election {
       {
         onLost: (error) => this.revoked(held, error),
         onRenewed: (renewed) =>
-          this.events.emit('elector:renewed', {
+          this.tell('renewed', {
             ...this.ids(),
             token: renewed.token,
             trustedUntil: held.trustedUntil,
@@ -290,7 +303,7 @@ export class Election {
     );
     this.held = held;
     this.status = 'leader';
-    this.events.emit('elector:elected', {
+    this.tell('elected', {
       ...this.ids(),
       token: held.token,
       trustedUntil: held.trustedUntil,
@@ -304,7 +317,7 @@ export class Election {
     if (this.held !== held) return;
     this.held = undefined;
     if (this.status === 'leader') this.status = 'candidate';
-    this.events.emit('elector:revoked', { ...this.ids(), token: held.token, reason });
+    this.tell('revoked', { ...this.ids(), token: held.token, reason });
     this.call(() => this.callbacks.onRevoked?.(reason));
     this.wake();
   }
@@ -318,7 +331,7 @@ export class Election {
       // release() aborts the signal synchronously, then sends the release.
       const released = held.release();
       const reason = held.signal.reason as Error;
-      this.events.emit('elector:revoked', { ...this.ids(), token: held.token, reason });
+      this.tell('revoked', { ...this.ids(), token: held.token, reason });
       this.call(() => this.callbacks.onRevoked?.(reason));
       await released.catch((error: unknown) => this.report(error));
     }
@@ -336,10 +349,16 @@ export class Election {
     this.loop.poke();
   }
 
+  /** Emits `election:<what>`, and its deprecated alias `elector:<what>` (decision 0235). */
+  private tell<K extends keyof ElectionHappenings>(what: K, payload: ElectionHappenings[K]): void {
+    this.events.emit(`election:${what}`, payload as ElectionEvents[`election:${K}`]);
+    this.events.emitAlias(`elector:${what}`, payload as ElectionEvents[`elector:${K}`]);
+  }
+
   private observe(leader: string): void {
     if (leader === this.observed) return;
     this.observed = leader;
-    this.events.emit('elector:new-leader', { ...this.ids(), leader });
+    this.tell('new-leader', { ...this.ids(), leader });
     this.call(() => this.callbacks.onNewLeader?.(leader));
   }
 

@@ -1,0 +1,204 @@
+/**
+ * `lh.jobs`: jobs by id, across queues, for the people and programs that operate a queue rather
+ * than produce into it (`lh.queue(name)`) or consume it in process (`lh.worker`):
+ *
+ * - reads and administration: `get`, `list`, `counts`, `workers`, `retry`, `cancel`, `delete`;
+ * - the claim protocol, for a consumer outside this process that pulls jobs one call at a time
+ *   (the HTTP task API): `claim`, `renewClaims`, `complete`, `fail`, `handBack`. Each is guarded
+ *   by the claimant and the claim's generation, exactly as the in-process worker's calls are.
+ *
+ * Like the other managers it validates every input, so engines never see bad data.
+ */
+import { toMilliseconds, type Duration } from '../core/duration.js';
+import { InvalidArgumentError } from '../core/errors.js';
+import {
+  JOB_STATUSES,
+  WORKER_STATUSES,
+  type Job,
+  type JobStatus,
+  type WorkerInfo,
+  type WorkerStatus,
+} from '../core/types.js';
+import { LIMITS, requireName, requireOneOf, requireSafeInteger } from '../core/validate.js';
+import type { Engine } from '../engine/engine.js';
+import type { JobCount, JobFailOutcome, JobLeaseRef, JobRenewed } from '../engine/jobs.js';
+
+export interface JobListOptions {
+  queue?: string;
+  status?: JobStatus;
+  partitionKey?: string;
+  /** At most this many, newest first (default 100, at most 1,000). */
+  limit?: number;
+  offset?: number;
+}
+
+export interface ClaimOptions {
+  /** Who claims: the claim is theirs, and every later call must name them. */
+  workerId: string;
+  /** How long the claim lasts unless renewed. */
+  leaseTtl: Duration;
+  /** At most this many jobs (default 1). */
+  limit?: number;
+}
+
+/** One claimed job to act on: its id and the generation its claim was given. */
+export type ClaimRef = JobLeaseRef;
+
+export interface JobFailureReport extends ClaimRef {
+  error: string;
+  /** How long before the job may run again (unless this was its last attempt). */
+  retryDelay: Duration;
+}
+
+/** Claims last between 100 ms and a day, as the in-process worker's job leases. */
+const claimTtlBounds = { min: 100, max: LIMITS.ttlMaxMs };
+
+export class JobManager {
+  constructor(private readonly engine: Engine) {}
+
+  async get(id: number): Promise<Job | null> {
+    return this.engine.jobGet({ id: requireId(id) });
+  }
+
+  /** Jobs newest first, of one queue, status or partition key if given. */
+  async list(options: JobListOptions = {}): Promise<Job[]> {
+    requireObject(options);
+    return this.engine.jobList({
+      ...(options.queue === undefined ? {} : { queue: requireName('queue', options.queue) }),
+      ...(options.status === undefined
+        ? {}
+        : { status: requireOneOf('status', options.status, JOB_STATUSES) }),
+      ...(options.partitionKey === undefined
+        ? {}
+        : { partitionKey: requireName('partitionKey', options.partitionKey) }),
+      limit: requireLimit(options.limit),
+      offset: requireSafeInteger('offset', options.offset ?? 0, 0),
+    });
+  }
+
+  /** How many jobs each queue holds in each status (fleet-wide, counted in the engine). */
+  async counts(): Promise<JobCount[]> {
+    return this.engine.jobCounts();
+  }
+
+  /** Registered workers, of one status if given. */
+  async workers(options: { status?: WorkerStatus; limit?: number } = {}): Promise<WorkerInfo[]> {
+    requireObject(options);
+    return this.engine.workerList({
+      ...(options.status === undefined
+        ? {}
+        : { status: requireOneOf('status', options.status, WORKER_STATUSES) }),
+      limit: requireLimit(options.limit),
+    });
+  }
+
+  /** Runs a finished, dead or cancelled job again; null when it is in no state to be retried. */
+  async retry(id: number): Promise<Job | null> {
+    return this.engine.jobRetry({ id: requireId(id) });
+  }
+
+  /**
+   * Cancels a pending or running job (its worker learns it at its next renewal). Answers the
+   * job as it is, so a job already finished comes back unchanged; null when there is none.
+   */
+  async cancel(id: number): Promise<Job | null> {
+    return this.engine.jobCancel({ id: requireId(id) });
+  }
+
+  /** Deletes a job that is not running; false when there is none or it is running. */
+  async delete(id: number): Promise<boolean> {
+    return this.engine.jobDelete({ id: requireId(id) });
+  }
+
+  /** Claims up to `limit` ready jobs of these queues for `workerId`. */
+  async claim(queues: string | readonly string[], options: ClaimOptions): Promise<Job[]> {
+    requireObject(options);
+    const list = typeof queues === 'string' ? [queues] : queues;
+    if (!Array.isArray(list) || list.length === 0)
+      throw new InvalidArgumentError('queues', 'must be a queue name or a non-empty array of them');
+    return this.engine.jobClaimBatch({
+      queues: list.map((q: unknown) => requireName('queue', q)),
+      workerId: requireName('workerId', options.workerId),
+      limit: requireSafeInteger('limit', options.limit ?? 1, 1),
+      leaseTtlMs: toMilliseconds('leaseTtl', options.leaseTtl, claimTtlBounds),
+    });
+  }
+
+  /** Extends the claims still `workerId`'s with these generations; answers those it extended. */
+  async renewClaims(
+    workerId: string,
+    claims: readonly ClaimRef[],
+    options: { leaseTtl: Duration },
+  ): Promise<JobRenewed[]> {
+    return this.engine.jobRenewLeases({
+      workerId: requireName('workerId', workerId),
+      jobs: requireClaims(claims),
+      leaseTtlMs: toMilliseconds('leaseTtl', options.leaseTtl, claimTtlBounds),
+    });
+  }
+
+  /** Completes the jobs still claimed by `workerId` with these generations; answers their ids. */
+  async complete(
+    workerId: string,
+    claims: readonly (ClaimRef & { result?: unknown })[],
+  ): Promise<number[]> {
+    const refs = requireClaims(claims);
+    return this.engine.jobComplete({
+      workerId: requireName('workerId', workerId),
+      jobs: refs.map((ref, i) => ({ ...ref, result: claims[i]!.result ?? null })),
+    });
+  }
+
+  /** Reports failed attempts: each job is retried after its delay, or dead at its last attempt. */
+  async fail(workerId: string, failures: readonly JobFailureReport[]): Promise<JobFailOutcome[]> {
+    const refs = requireClaims(failures);
+    return this.engine.jobFail({
+      workerId: requireName('workerId', workerId),
+      jobs: refs.map((ref, i) => ({
+        ...ref,
+        error: String(failures[i]!.error),
+        retryDelayMs: toMilliseconds(`jobs[${i}].retryDelay`, failures[i]!.retryDelay, {
+          min: 0,
+          max: LIMITS.ttlMaxMs,
+        }),
+      })),
+    });
+  }
+
+  /** Hands claimed jobs back: pending again at once, the attempt not counted. Answers their ids. */
+  async handBack(workerId: string, claims: readonly ClaimRef[]): Promise<number[]> {
+    return this.engine.jobHandBack({
+      workerId: requireName('workerId', workerId),
+      jobs: requireClaims(claims),
+    });
+  }
+}
+
+function requireObject(options: unknown): void {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', 'must be an object');
+}
+
+function requireId(id: unknown): number {
+  return requireSafeInteger('id', id, 1);
+}
+
+function requireLimit(limit: number | undefined): number {
+  const value = requireSafeInteger('limit', limit ?? 100, 1);
+  if (value > LIMITS.listMaxLimit)
+    throw new InvalidArgumentError('limit', `must be at most ${LIMITS.listMaxLimit}`);
+  return value;
+}
+
+function requireClaims(claims: readonly ClaimRef[]): ClaimRef[] {
+  if (!Array.isArray(claims))
+    throw new InvalidArgumentError('jobs', 'must be an array of { id, generation }');
+  return claims.map((c: ClaimRef, i) => {
+    if (typeof c !== 'object' || c === null)
+      throw new InvalidArgumentError(`jobs[${i}]`, 'must be an object { id, generation }');
+    return {
+      id: requireSafeInteger(`jobs[${i}].id`, c.id, 1),
+      generation: requireSafeInteger(`jobs[${i}].generation`, c.generation, 1),
+    };
+  });
+}

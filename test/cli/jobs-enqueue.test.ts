@@ -1,0 +1,95 @@
+// `leasehold jobs enqueue` goes through the library's one way in (lh.queue().enqueue, decision
+// 0231): the library's defaults, its dedup, and its validator, whose errors name the command's
+// options; bad input writes nothing.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { Writable } from 'node:stream';
+import { runCli } from '../../src/cli/main.js';
+import type { Job } from '../../src/core/types.js';
+import { Leasehold } from '../../src/leasehold.js';
+import { QUEUE_LIMITS } from '../../src/queue/enqueue-options.js';
+import { closeTestDatabase, withSchema } from '../support/database.js';
+
+after(closeTestDatabase);
+
+async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const sink = (into: string[]) =>
+    new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        into.push(String(chunk));
+        done();
+      },
+    });
+  const code = await runCli(args, { out: sink(out), err: sink(err) });
+  return { code, stdout: out.join(''), stderr: err.join('') };
+}
+
+describe('leasehold jobs enqueue', () => {
+  it("enqueues with the library's defaults and dedup, and prints the job", () =>
+    withSchema('cli jobs enqueue', async (schema) => {
+      const db = ['--database-url', schema.url, '--schema', schema.schema, '--json'];
+      const first = await run(['jobs', 'enqueue', 'emails', '{"n":1}', '--key', 'k1', ...db]);
+      assert.equal(first.code, 0, first.stderr);
+      const job = JSON.parse(first.stdout) as Job & { created?: unknown };
+      assert.equal(job.queue, 'emails');
+      assert.deepEqual(job.payload, { n: 1 });
+      assert.equal(job.key, 'k1');
+      assert.equal(job.status, 'pending');
+      // One default whatever the door (the command gave 5 before 0231).
+      assert.equal(job.maxAttempts, QUEUE_LIMITS.maxAttemptsDefault);
+      assert.equal(job.maxAttempts, 10);
+      assert.equal('created' in job, false, 'the printed job is the job, as before');
+
+      const again = await run(['jobs', 'enqueue', 'emails', '{"n":2}', '--key', 'k1', ...db]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal((JSON.parse(again.stdout) as Job).id, job.id, 'the live job with that key');
+
+      const chosen = await run([
+        'jobs',
+        'enqueue',
+        'emails',
+        '{"n":3}',
+        '--max-attempts',
+        '3',
+        '--partition-key',
+        'p',
+        ...db,
+      ]);
+      assert.equal(chosen.code, 0, chosen.stderr);
+      const third = JSON.parse(chosen.stdout) as Job;
+      assert.equal(third.maxAttempts, 3);
+      assert.equal(third.partitionKey, 'p');
+
+      const lh = Leasehold.fromEngine(await schema.engine());
+      const stored = await lh.jobs.list({ queue: 'emails' });
+      assert.deepEqual(
+        stored.map((j) => j.id).sort((a, b) => a - b),
+        [job.id, third.id],
+      );
+    }));
+
+  it("refuses bad input naming the command's option, and writes nothing", () =>
+    withSchema('cli jobs enqueue bad', async (schema) => {
+      const db = ['--database-url', schema.url, '--schema', schema.schema];
+      const cases: [string[], RegExp][] = [
+        [['jobs', 'enqueue', 'emails', '{}', '--key', ''], /--key: must not be empty/],
+        [['jobs', 'enqueue', 'emails', '{}', '--partition-key', 'a\u0001'], /--partition-key: /],
+        [['jobs', 'enqueue', 'emails', '{"a":"b\\u0000"}'], /payload: must not contain NUL/],
+        [['jobs', 'enqueue', 'emails', '{"a":"\\ud800"}'], /payload: must not contain lone/],
+        [['jobs', 'enqueue', 'emails', '7'], /payload: must be a JSON object/],
+        [['jobs', 'enqueue', '', '{}'], /queue: must not be empty/],
+        [['jobs', 'enqueue', 'emails', '{}', '--max-attempts', '1001'], /--max-attempts/],
+      ];
+      for (const [args, message] of cases) {
+        const answer = await run([...args, ...db]);
+        assert.equal(answer.code, 1, args.join(' '));
+        assert.equal(answer.stdout, '', args.join(' '));
+        assert.match(answer.stderr, /^leasehold: invalid_argument: /, args.join(' '));
+        assert.match(answer.stderr, message, args.join(' '));
+      }
+      const lh = Leasehold.fromEngine(await schema.engine());
+      assert.deepEqual(await lh.jobs.list(), []);
+    }));
+});
