@@ -23,7 +23,8 @@ import { runSustained, type SustainedResult } from '../lib/sustained.js';
 export type GraphileMode = 'fast' | 'default';
 const quiet = new Logger(() => () => {});
 
-function runnerOptions(mode: GraphileMode): Partial<RunnerOptions> {
+function runnerOptions(mode: GraphileMode, concurrency?: number): Partial<RunnerOptions> {
+  if (mode === 'default' && concurrency !== undefined) return { concurrency };
   return mode === 'fast'
     ? {
         concurrency: 24,
@@ -50,23 +51,33 @@ async function withUtils<T>(
   }
 }
 
-function startRunner(url: string, schema: string, taskList: TaskList, mode: GraphileMode) {
+function startRunner(
+  url: string,
+  schema: string,
+  taskList: TaskList,
+  mode: GraphileMode,
+  concurrency?: number,
+) {
   return run({
     connectionString: url,
     schema,
     taskList,
     noHandleSignals: true,
     logger: quiet,
-    ...runnerOptions(mode),
+    ...runnerOptions(mode, concurrency),
   });
 }
 
-/** Drains `n` pre-enqueued no-op jobs; the rate runs from the runner's start. */
+/**
+ * Drains `n` pre-enqueued no-op jobs; the rate runs from the runner's start. `concurrency`
+ * (defaults mode only) changes that one option and leaves the rest at graphile-worker's defaults.
+ */
 export function graphileDrain(
   url: string,
   n: number,
   mode: GraphileMode,
   limitMs: number,
+  concurrency?: number,
 ): Promise<DrainResult> {
   return withUtils(url, async (utils, schema) => {
     for (let i = 0; i < n; i += 5_000)
@@ -74,7 +85,13 @@ export function graphileDrain(
         Array.from({ length: Math.min(5_000, n - i) }, () => ({ identifier: 'noop', payload: {} })),
       );
     const countdown = new Countdown(n);
-    const runner = await startRunner(url, schema, { noop: async () => countdown.add() }, mode);
+    const runner = await startRunner(
+      url,
+      schema,
+      { noop: async () => countdown.add() },
+      mode,
+      concurrency,
+    );
     const result = await countdown.wait(limitMs);
     await runner.stop();
     return result;

@@ -19,6 +19,41 @@ export const LEASEHOLD_TUNED: readonly BurnDownOptions[] = [
   { concurrency: 1_000, maxClaimBatch: 500, removeOnComplete: true },
 ];
 
+/**
+ * Defaults against defaults at the same concurrency (the only option changed on either side).
+ * leasehold's default concurrency is 10 and graphile-worker's is 1, so each side reuses its
+ * plain-defaults row at its own default and runs the other two.
+ */
+const DEFAULTS_AT = [
+  {
+    key: 'burnDownDefaultsC1VsGraphile',
+    concurrency: 1,
+    leasehold: 'burnDown.leasehold.default.c1',
+    graphile: 'burnDown.graphile.default',
+  },
+  {
+    key: 'burnDownDefaultsC10VsGraphile',
+    concurrency: 10,
+    leasehold: 'burnDown.leasehold.default',
+    graphile: 'burnDown.graphile.default.c10',
+  },
+  {
+    key: 'burnDownDefaultsC50VsGraphile',
+    concurrency: 50,
+    leasehold: 'burnDown.leasehold.default.c50',
+    graphile: 'burnDown.graphile.default.c50',
+  },
+] as const;
+/** The rows each side runs besides its plain defaults. */
+const LEASEHOLD_DEFAULTS_AT = [
+  { concurrency: 1, id: 'burnDown.leasehold.default.c1' },
+  { concurrency: 50, id: 'burnDown.leasehold.default.c50' },
+];
+const GRAPHILE_DEFAULTS_AT = [
+  { concurrency: 10, id: 'burnDown.graphile.default.c10' },
+  { concurrency: 50, id: 'burnDown.graphile.default.c50' },
+];
+
 export const tunedId = (o: BurnDownOptions): string =>
   `burnDown.leasehold.c${o.concurrency}b${o.maxClaimBatch}${o.removeOnComplete ? '.remove' : ''}`;
 const LEASEHOLD_TUNED_IDS = LEASEHOLD_TUNED.map(tunedId);
@@ -69,11 +104,21 @@ export const burnDownFamily: Family = {
       system(ctx, 'burnDown.leasehold.default', 'leasehold, defaults', (n, limit) =>
         leaseholdDrain(url, n, undefined, limit),
       ),
+      ...LEASEHOLD_DEFAULTS_AT.map(({ id, concurrency }) =>
+        system(ctx, id, `leasehold, defaults at concurrency ${concurrency}`, (n, limit) =>
+          leaseholdDrain(url, n, { defaultsAtConcurrency: concurrency }, limit),
+        ),
+      ),
       system(ctx, 'burnDown.graphile.fast', 'graphile-worker, performance config', (n, limit) =>
         graphileDrain(url, n, 'fast', limit),
       ),
       system(ctx, 'burnDown.graphile.default', 'graphile-worker, defaults', (n, limit) =>
         graphileDrain(url, n, 'default', limit),
+      ),
+      ...GRAPHILE_DEFAULTS_AT.map(({ id, concurrency }) =>
+        system(ctx, id, `graphile-worker, defaults at concurrency ${concurrency}`, (n, limit) =>
+          graphileDrain(url, n, 'default', limit, concurrency),
+        ),
       ),
       ...PGBOSS_FAST_SHAPES.map((shape, i) =>
         system(
@@ -101,9 +146,18 @@ export const burnDownFamily: Family = {
       denominator: PGBOSS_FAST_IDS,
       target: { op: '>=', value: 2 },
     });
+    for (const { key, concurrency, leasehold, graphile } of DEFAULTS_AT)
+      results.ratio({
+        key,
+        label: `burn-down, defaults at concurrency ${concurrency}: leasehold ÷ graphile-worker`,
+        numerator: leasehold,
+        denominator: graphile,
+        target: { op: '>=', value: 1.5 },
+      });
     results.ratio({
       key: 'burnDownDefaultsVsGraphile',
-      label: 'burn-down, defaults: leasehold ÷ graphile-worker',
+      label:
+        'burn-down, each at its own defaults (leasehold concurrency 10, graphile-worker 1): leasehold ÷ graphile-worker',
       numerator: 'burnDown.leasehold.default',
       denominator: 'burnDown.graphile.default',
     });

@@ -28,7 +28,17 @@ async function withLeasehold<T>(
   }
 }
 
-/** A tuned worker; `undefined` stands for the defaults: `lh.worker({ queues, handler })`. */
+/**
+ * A tuned worker; `undefined` stands for the defaults, `lh.worker({ queues, handler })`, and
+ * `{ concurrency }` alone for the defaults at that concurrency (compared with graphile-worker's
+ * defaults at the same concurrency).
+ */
+export type DrainShape = BurnDownOptions | DefaultsAt | undefined;
+
+export interface DefaultsAt {
+  defaultsAtConcurrency: number;
+}
+
 export interface BurnDownOptions {
   concurrency: number;
   maxClaimBatch: number;
@@ -54,21 +64,25 @@ async function enqueueNoops(lh: Leasehold, n: number): Promise<void> {
 export function leaseholdDrain(
   url: string,
   n: number,
-  o: BurnDownOptions | undefined,
+  o: DrainShape,
   limitMs: number,
 ): Promise<DrainResult> {
-  return withLeasehold(url, o ? { poolSize: TUNED_POOL } : {}, async (lh) => {
+  const tuned = o && !('defaultsAtConcurrency' in o) ? o : undefined;
+  const concurrency = o && 'defaultsAtConcurrency' in o ? o.defaultsAtConcurrency : undefined;
+  return withLeasehold(url, tuned ? { poolSize: TUNED_POOL } : {}, async (lh) => {
     await enqueueNoops(lh, n);
     const handler = async (): Promise<undefined> => undefined;
-    const worker = o
+    const worker = tuned
       ? lh.worker({
           queues: QUEUE,
-          concurrency: o.concurrency,
-          maxClaimBatch: o.maxClaimBatch,
-          removeOnComplete: o.removeOnComplete ?? false,
+          concurrency: tuned.concurrency,
+          maxClaimBatch: tuned.maxClaimBatch,
+          removeOnComplete: tuned.removeOnComplete ?? false,
           handler,
         })
-      : lh.worker({ queues: QUEUE, handler });
+      : concurrency !== undefined
+        ? lh.worker({ queues: QUEUE, concurrency, handler })
+        : lh.worker({ queues: QUEUE, handler });
     const countdown = new Countdown(n);
     worker.events.on('job:completed', () => countdown.add());
     await worker.start();

@@ -48,7 +48,8 @@ export interface WorkerOptions {
   pollInterval?: Duration;
   /**
    * Fewest ms between two claims, so a burst of notifications or of finishing jobs costs one
-   * claim, not one each; default 5 ms.
+   * claim, not one each; default 5 ms. Not waited out with a backlog and half a batch of slots
+   * free (decision 0237).
    */
   fetchCooldown?: Duration;
   /** Outcomes wait this long to share one statement; default 2 ms. */

@@ -103,6 +103,7 @@ export class Worker {
       pollIntervalMs: this.o.pollIntervalMs,
       cooldownMs: this.o.fetchCooldownMs,
       maxBatch: this.o.maxClaimBatch,
+      slots: this.o.concurrency,
       notifications: this.o.notifications,
       freeSlots: () => this.o.concurrency - this.active,
       dispatch: (job, sentAt) => this.dispatch(job, sentAt),

@@ -18,6 +18,9 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 const RATIO_KEYS = [
   'burnDownVsGraphile',
   'burnDownVsPgBoss',
+  'burnDownDefaultsC1VsGraphile',
+  'burnDownDefaultsC10VsGraphile',
+  'burnDownDefaultsC50VsGraphile',
   'burnDownDefaultsVsGraphile',
   'burnDownDefaultsVsPgBoss',
   'bulkEnqueueVsGraphile',

@@ -40,7 +40,7 @@ function start(
   clock: ManualClock,
   slots: { active: number },
   jobs: Job[],
-  options: { notifications?: boolean; pollIntervalMs?: number } = {},
+  options: { notifications?: boolean; pollIntervalMs?: number; cooldownMs?: number } = {},
 ) {
   const producer = new Producer({
     engine,
@@ -49,8 +49,9 @@ function start(
     queues: ['q'],
     leaseTtlMs: 30_000,
     pollIntervalMs: options.pollIntervalMs ?? 10,
-    cooldownMs: 0,
+    cooldownMs: options.cooldownMs ?? 0,
     maxBatch: MAX_BATCH,
+    slots: CONCURRENCY,
     notifications: options.notifications ?? false,
     freeSlots: () => CONCURRENCY - slots.active,
     dispatch: (job) => {
@@ -103,6 +104,56 @@ describe('Producer', () => {
       await clock.advance(100);
       assert.deepEqual(limits(held), [MAX_BATCH]);
       assert.equal(new Set(jobs.map((j) => j.id)).size, 35, 'no job dispatched twice');
+    } finally {
+      for (const claim of [...held]) claim.release();
+      await producer.stop();
+    }
+  });
+
+  it('with a backlog, claims at once when half a batch of slots is free, and gathers fewer over the cooldown', async () => {
+    const engine = new MemoryEngine();
+    await engine.jobEnqueue({
+      jobs: Array.from({ length: 200 }, (_, i) => ({ queue: 'q', payload: { i }, maxAttempts: 3 })),
+    });
+    const clock = new ManualClock();
+    const { wrapped, held, sent } = heldClaims(engine);
+    const slots = { active: 0 };
+    const jobs: Job[] = [];
+    const producer = start(wrapped, clock, slots, jobs, { cooldownMs: 50 });
+    await producer.start();
+    try {
+      // Fill every slot (10 + 10 + 10 + 5), the clock moving past each cooldown.
+      while (jobs.length < CONCURRENCY) {
+        await waitFor(
+          'a claim out, or every slot taken',
+          () => held.length > 0 || jobs.length === CONCURRENCY,
+        );
+        const expected = jobs.length + limits(held).reduce((a, b) => a + b, 0);
+        for (const claim of [...held]) claim.release();
+        await waitFor('its jobs dispatched', () => jobs.length === expected);
+        if (jobs.length < CONCURRENCY) await clock.advance(50);
+      }
+      // From here the clock stands still: the last claim went out less than a cooldown ago.
+      await waitFor('every slot taken', () => jobs.length === CONCURRENCY && held.length === 0);
+      const before = sent();
+
+      slots.active -= MAX_BATCH / 2; // half a batch finishes: claimed without waiting
+      producer.slotFreed();
+      await waitFor('a claim at once, the clock standing still', () => held.length === 1);
+      assert.deepEqual(limits(held), [MAX_BATCH / 2]);
+      held[0]!.release();
+      await waitFor('those slots filled', () => jobs.length === CONCURRENCY + MAX_BATCH / 2);
+
+      slots.active -= 1; // one job finishes: it waits for company until the cooldown ends
+      producer.slotFreed();
+      slots.active -= 1;
+      producer.slotFreed();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(held.length, 0, 'no claim for two slots before the cooldown');
+      await clock.advance(50);
+      await waitFor('one claim for both slots', () => held.length === 1);
+      assert.deepEqual(limits(held), [2]);
+      assert.equal(sent(), before + 2);
     } finally {
       for (const claim of [...held]) claim.release();
       await producer.stop();
