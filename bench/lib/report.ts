@@ -76,27 +76,30 @@ export function renderFamily(
 export function renderRatios(results: ResultSet): string {
   const mark = (met: boolean | undefined) => (met === undefined ? '' : met ? 'met' : '**missed**');
   const rows = [
-    ...results
-      .ratios()
-      .map(
-        (r) =>
-          `| ${r.label} | \`${r.key}\` | ${r.value.toFixed(2)} | ${target(r.target)} | ${mark(r.met)} |`,
-      ),
+    ...results.ratios().map((r) => {
+      const spread = r.rounds.length > 1 ? `${r.min.toFixed(2)}–${r.max.toFixed(2)}` : '';
+      const inRounds =
+        r.metRounds === undefined ? '' : ` (${r.metRounds} of ${r.rounds.length} rounds)`;
+      const status = r.met === undefined ? '' : `${mark(r.met)}${inRounds}`;
+      return `| ${r.label} | \`${r.key}\` | ${r.value.toFixed(2)} | ${spread} | ${target(r.target)} | ${status} |`;
+    }),
     ...results
       .checks()
       .map(
         (c) =>
-          `| ${c.label} | \`${c.key}\` | ${formatValue(c.value, 'queries/s')} | ${target(c.target)} | ${mark(c.met)} |`,
+          `| ${c.label} | \`${c.key}\` | ${formatValue(c.value, 'queries/s')} | | ${target(c.target)} | ${mark(c.met)} |`,
       ),
   ];
   return [
     '## Ratios',
     '',
-    'Medians over rounds, leasehold ÷ the other system (for latencies, lower is better); ',
-    'the last rows are absolute figures.',
+    'leasehold ÷ the other system (for latencies, lower is better), one named configuration on',
+    'each side: the value is median ÷ median, the spread is the ratio of each round (both',
+    'sides ran in turn in the same round). A target is met only when the median meets it; the',
+    'rounds that met it are counted beside. The last rows are absolute figures.',
     '',
-    '| comparison | key | value | target | |',
-    '|---|---|---:|---|---|',
+    '| comparison | key | median | rounds min–max | target | |',
+    '|---|---|---:|---:|---|---|',
     ...rows,
     '',
   ].join('\n');

@@ -1,8 +1,11 @@
 /**
  * Every sample of a run, the ratios between them and the figures worth naming on their own.
  * A measurement is one number per round (jobs/s, a p99 in ms…); it is summarised as the median
- * and min–max of its rounds. A ratio is always leasehold ÷ the other system, median over median;
- * when a side lists several measurements (leasehold's tuned configurations), its best is used.
+ * and min–max of its rounds. A ratio is always leasehold ÷ the other system, one named
+ * measurement on each side (never the best of several against one): its value is median over
+ * median, and beside it the ratio of each round (round i ÷ round i, the systems ran in turn in
+ * the same round) gives its spread and in how many rounds a target was met. A target counts as
+ * met only when the median meets it.
  */
 import { summary } from './stats.js';
 
@@ -31,8 +34,8 @@ export interface RatioSpec {
   /** The key in latest.json's `ratios`, e.g. `burnDownVsGraphile`. */
   readonly key: string;
   readonly label: string;
-  readonly numerator: string | readonly string[];
-  readonly denominator: string | readonly string[];
+  readonly numerator: string;
+  readonly denominator: string;
   readonly target?: Target;
 }
 
@@ -56,8 +59,15 @@ export interface RatioResult {
   readonly numerator: string;
   readonly denominator: string;
   readonly value: number;
+  /** The ratio of each round that measured both sides, in round order. */
+  readonly rounds: number[];
+  readonly min: number;
+  readonly max: number;
   readonly target?: Target;
+  /** Whether the median meets the target. */
   readonly met?: boolean;
+  /** Rounds whose own ratio meets the target. */
+  readonly metRounds?: number;
 }
 
 export function meets(value: number, target: Target): boolean {
@@ -122,17 +132,33 @@ export class ResultSet {
   ratios(): RatioResult[] {
     const out: RatioResult[] = [];
     for (const spec of this.ratioSpecs) {
-      const top = this.best(spec.numerator);
-      const bottom = this.best(spec.denominator);
-      if (!top || !bottom || bottom.median === 0) continue;
-      const value = top.median / bottom.median;
+      const top = this.measurements.get(spec.numerator);
+      const bottom = this.measurements.get(spec.denominator);
+      const topSummary = this.summary(spec.numerator);
+      const bottomSummary = this.summary(spec.denominator);
+      if (!top || !bottom || !topSummary || !bottomSummary || bottomSummary.median === 0) continue;
+      const value = topSummary.median / bottomSummary.median;
+      const rounds = top.samples
+        .slice(0, bottom.samples.length)
+        .map((t, i) => t / bottom.samples[i]!)
+        .filter((r) => Number.isFinite(r));
+      const spread = rounds.length > 0 ? summary(rounds) : { min: value, max: value };
       out.push({
         key: spec.key,
         label: spec.label,
-        numerator: top.id,
-        denominator: bottom.id,
+        numerator: spec.numerator,
+        denominator: spec.denominator,
         value,
-        ...(spec.target ? { target: spec.target, met: meets(value, spec.target) } : {}),
+        rounds,
+        min: spread.min,
+        max: spread.max,
+        ...(spec.target
+          ? {
+              target: spec.target,
+              met: meets(value, spec.target),
+              metRounds: rounds.filter((r) => meets(r, spec.target!)).length,
+            }
+          : {}),
       });
     }
     return out;

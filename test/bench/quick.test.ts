@@ -48,6 +48,14 @@ const PGBENCH_KEYS = ['leasePairsVsPgbench', 'leaseRenewsVsPgbench'];
 
 interface Report {
   ratios: Record<string, number>;
+  ratioDetails: {
+    key: string;
+    numerator: unknown;
+    denominator: unknown;
+    rounds: number[];
+    target?: unknown;
+    metRounds?: number;
+  }[];
   versions: Record<string, string>;
   database: { settings: Record<string, string> };
   figures: {
@@ -74,13 +82,21 @@ describe('the benchmark', () => {
       const output = bench.lines.join('\n');
       assert.equal(code, 0, output);
       assert.match(output, /^## Ratios$/m);
-      assert.match(output, /\| comparison \| key \| value \| target \|/);
+      assert.match(output, /\| comparison \| key \| median \| rounds min–max \| target \|/);
       assert.match(output, /`burnDownVsGraphile` \| \d+\.\d\d \|/);
 
       const report = JSON.parse(await readFile(out, 'utf8')) as Report;
       const keys = [...RATIO_KEYS, ...(report.figures.pgbench ? PGBENCH_KEYS : [])];
       for (const key of keys)
         assert.ok(isPositive(report.ratios[key]), `ratios.${key} = ${report.ratios[key]}`);
+      // Every ratio names one measurement a side and carries its rounds; a target, the count of
+      // rounds that met it.
+      for (const r of report.ratioDetails) {
+        assert.equal(typeof r.numerator, 'string', r.key);
+        assert.equal(typeof r.denominator, 'string', r.key);
+        assert.equal(r.rounds.length, 1, `${r.key}: one round at --counts tiny`);
+        if (r.target) assert.ok(r.metRounds === 0 || r.metRounds === 1, r.key);
+      }
       for (const system of ['leasehold', 'graphile', 'pgBoss'])
         for (const level of ['p50', 'p95', 'p99'])
           assert.ok(
