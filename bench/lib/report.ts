@@ -73,13 +73,17 @@ export function renderFamily(
   ].join('\n');
 }
 
+/** " (in 3 of 3 rounds)" beside "met", " (met in 1 of 3 rounds)" beside "missed". */
+const inRoundsOf = (met: boolean | undefined, k: number, n: number): string =>
+  ` (${met ? 'in' : 'met in'} ${k} of ${n} round${n === 1 ? '' : 's'})`;
+
 export function renderRatios(results: ResultSet): string {
   const mark = (met: boolean | undefined) => (met === undefined ? '' : met ? 'met' : '**missed**');
   const rows = [
     ...results.ratios().map((r) => {
       const spread = r.rounds.length > 1 ? `${r.min.toFixed(2)}–${r.max.toFixed(2)}` : '';
       const inRounds =
-        r.metRounds === undefined ? '' : ` (${r.metRounds} of ${r.rounds.length} rounds)`;
+        r.metRounds === undefined ? '' : inRoundsOf(r.met, r.metRounds, r.rounds.length);
       const status = r.met === undefined ? '' : `${mark(r.met)}${inRounds}`;
       return `| ${r.label} | \`${r.key}\` | ${r.value.toFixed(2)} | ${spread} | ${target(r.target)} | ${status} |`;
     }),
@@ -87,7 +91,7 @@ export function renderRatios(results: ResultSet): string {
       .checks()
       .map(
         (c) =>
-          `| ${c.label} | \`${c.key}\` | ${formatValue(c.value, 'queries/s')} | | ${target(c.target)} | ${mark(c.met)} |`,
+          `| ${c.label} | \`${c.key}\` | ${formatValue(c.value, c.unit)} | | ${target(c.target)} | ${mark(c.met)}${inRoundsOf(c.met, c.metRounds, c.rounds)} |`,
       ),
   ];
   return [

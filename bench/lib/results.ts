@@ -168,13 +168,28 @@ export class ResultSet {
     key: string;
     label: string;
     measurement: string;
+    unit: string;
     value: number;
+    /** Rounds whose own figure meets the target, of `rounds`. */
+    metRounds: number;
+    rounds: number;
     target: Target;
     met: boolean;
   }[] {
     return this.checkSpecs.flatMap((spec) => {
       const s = this.summary(spec.measurement);
-      return s ? [{ ...spec, value: s.median, met: meets(s.median, spec.target) }] : [];
+      const m = this.measurements.get(spec.measurement);
+      if (!s || !m) return [];
+      return [
+        {
+          ...spec,
+          unit: m.unit,
+          value: s.median,
+          metRounds: m.samples.filter((v) => meets(v, spec.target)).length,
+          rounds: m.samples.length,
+          met: meets(s.median, spec.target),
+        },
+      ];
     });
   }
 }

@@ -99,6 +99,8 @@ export const leasesFamily: Family = {
         label: `lease ${metric}: leasehold in process ÷ pgbench`,
         numerator: `leases.inProcess.${metric}`,
         denominator: `leases.pgbench.${metric}`,
+        // pgbench running the same statements is the limit; within 0.8 of it is "near".
+        target: { op: '>=', value: 0.8 },
       });
     }
     r.ratio({
@@ -106,19 +108,21 @@ export const leasesFamily: Family = {
       label: 'lease pairs: HTTP ÷ in process',
       numerator: 'leases.http.pairs',
       denominator: 'leases.inProcess.pairs',
-      target: { op: '>=', value: 0.5 },
     });
     r.ratio({
       key: 'httpNodeClientVsInProcess',
       label: 'lease pairs: HTTP with node:http as the client ÷ in process',
       numerator: 'leases.httpNodeClient.pairs',
       denominator: 'leases.inProcess.pairs',
+      // The target is held by a stock keep-alive client (issue 25), not by our load generator.
+      target: { op: '>=', value: 0.6 },
     });
     r.ratio({
       key: 'httpNodeClientRenewsVsInProcess',
       label: 'lease renews: HTTP with node:http as the client ÷ in process',
       numerator: 'leases.httpNodeClient.renews',
       denominator: 'leases.inProcess.renews',
+      target: { op: '>=', value: 0.6 },
     });
     r.ratio({
       key: 'httpSameProcessVsInProcess',
@@ -131,7 +135,6 @@ export const leasesFamily: Family = {
       label: 'lease renews: HTTP ÷ in process',
       numerator: 'leases.http.renews',
       denominator: 'leases.inProcess.renews',
-      target: { op: '>=', value: 0.5 },
     });
     await roundRobin(ctx, 'leases', systems);
   },

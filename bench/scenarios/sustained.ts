@@ -68,10 +68,13 @@ function system(
   };
 }
 
-/** Half of leasehold's fastest burn-down, measured now if the burn-down family did not run. */
+/** The share of leasehold's fastest burn-down offered as sustained load (issue 25: 80%). */
+const LOAD_SHARE = 0.8;
+
+/** LOAD_SHARE of leasehold's fastest burn-down, measured now if the burn-down family did not run. */
 async function targetRate(ctx: FamilyContext): Promise<{ options: BurnDownOptions; rate: number }> {
   const known = fastestTuned(ctx);
-  if (known) return { options: known.options, rate: Math.round(known.jobsPerSecond / 2) };
+  if (known) return { options: known.options, rate: Math.round(known.jobsPerSecond * LOAD_SHARE) };
   const options = LEASEHOLD_TUNED[LEASEHOLD_TUNED.length - 1]!;
   const { burnDownJobs, burnDownLimitSeconds } = ctx.counts;
   const drained = await leaseholdDrain(
@@ -81,14 +84,14 @@ async function targetRate(ctx: FamilyContext): Promise<{ options: BurnDownOption
     burnDownLimitSeconds * 1000,
   );
   ctx.progress(`sustained: leasehold's maximum measured now: ${Math.round(drained.rate)} jobs/s`);
-  return { options, rate: Math.round(drained.rate / 2) };
+  return { options, rate: Math.round(drained.rate * LOAD_SHARE) };
 }
 
 export const sustainedFamily: Family = {
   name: 'sustained',
   title: 'Sustained load',
   about: ({ counts: c }) =>
-    `Enqueue at half of leasehold's fastest burn-down for ${c.sustainedSeconds} s (a batch every 10 ms) ` +
+    `Enqueue at ${Math.round(LOAD_SHARE * 100)}% of leasehold's fastest burn-down for ${c.sustainedSeconds} s (a batch every 10 ms) ` +
     `while one worker process works (leasehold in its fastest shape, graphile-worker in its ` +
     `performance configuration): pickup = enqueue → handler start; WAL = pg_current_wal_lsn() ` +
     `delta ÷ jobs (it includes the server's background writes); dead tuples and size of the ` +
@@ -110,7 +113,7 @@ export const sustainedFamily: Family = {
       system(
         ctx,
         'leasehold',
-        `leasehold (concurrency ${options.concurrency} / batch ${options.maxClaimBatch})`,
+        `leasehold (concurrency ${options.concurrency} / batch ${options.maxClaimBatch}${options.removeOnComplete ? ', removeOnComplete' : ''})`,
         () => leaseholdSustained(url, options, load),
       ),
       system(ctx, 'graphile', 'graphile-worker (performance config)', () =>
@@ -127,7 +130,14 @@ export const sustainedFamily: Family = {
         label: `sustained ${label}: leasehold ÷ graphile-worker (lower is better)`,
         numerator: `sustained.leasehold.${key}`,
         denominator: `sustained.graphile.${key}`,
+        ...(key === 'walBytesPerJob' ? { target: { op: '<=', value: 0.7 } as const } : {}),
       });
+    ctx.results.check({
+      key: 'sustainedPickupP99',
+      label: `sustained load at ${Math.round(LOAD_SHARE * 100)}% of the fastest burn-down: leasehold pickup p99 (ms)`,
+      measurement: 'sustained.leasehold.pickupP99',
+      target: { op: '<=', value: 100 },
+    });
     ctx.progress(`sustained: ${load.ratePerSecond} jobs/s for ${load.seconds} s per run`);
     await roundRobin(ctx, 'sustained', systems);
   },
