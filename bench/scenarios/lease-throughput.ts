@@ -3,7 +3,8 @@
  * resource: leasehold in process; leasehold's HTTP service with 8 keep-alive clients (the
  * service in its own process, driven by the benchmark's load generator and by node:http's
  * client, and in the client's process); the same SQL statements through
- * `pg` on 8 connections and through pgbench.
+ * `pg` on 8 connections and through pgbench. node:http's client and the library in process also
+ * run with 64 holders.
  */
 import { roundRobin, type BenchSystem, type Family, type FamilyContext } from '../lib/family.js';
 import { formatValue } from '../lib/format.js';
@@ -15,6 +16,9 @@ import {
   leaseholdLeaseThroughput,
   type LeaseThroughput,
 } from './leases.js';
+
+/** The second client count of the HTTP targets. */
+const MANY = 64;
 
 function system(
   ctx: FamilyContext,
@@ -51,7 +55,8 @@ export const leasesFamily: Family = {
     `8 concurrent holders, each on its own resource, ${c.leaseSeconds} s per measurement ` +
     `(pgbench: whole seconds, at least 1): acquire+release pairs/s and renews/s. Over HTTP the ` +
     `8 clients are the benchmark's keep-alive load generator (bench/lib/http-load.ts), and, in ` +
-    `one row, node:http's client.`,
+    `one row, node:http's client; node:http's client and the library in process also run with ` +
+    `${MANY} holders (the in-process pool stays at 8 connections).`,
   async run(ctx) {
     const url = ctx.db.url;
     const seconds = ctx.counts.leaseSeconds;
@@ -72,6 +77,16 @@ export const leasesFamily: Family = {
         httpSameProcessLeaseThroughput(url, seconds),
       ),
       system(ctx, 'rawSql', 'raw SQL (pg, 8 connections)', () => rawLeaseThroughput(url, seconds)),
+      // Issue 25 holds HTTP to its target at 8 and at 64 clients.
+      system(ctx, 'inProcess64', `leasehold in process, ${MANY} holders`, () =>
+        leaseholdLeaseThroughput(url, seconds, MANY),
+      ),
+      system(
+        ctx,
+        'httpNodeClient64',
+        `leasehold over HTTP (service in its own process, node:http client), ${MANY} clients`,
+        () => httpLeaseThroughput(url, seconds, 'node-http', MANY),
+      ),
     ];
     const pgbench = await pgbenchVersion();
     if (pgbench)
@@ -124,6 +139,17 @@ export const leasesFamily: Family = {
       denominator: 'leases.inProcess.renews',
       target: { op: '>=', value: 0.6 },
     });
+    for (const [metric, name] of [
+      ['pairs', ''],
+      ['renews', 'Renews'],
+    ] as const)
+      r.ratio({
+        key: `httpNodeClient${name}At${MANY}VsInProcess`,
+        label: `lease ${metric}, ${MANY} clients: HTTP with node:http as the client ÷ in process`,
+        numerator: `leases.httpNodeClient64.${metric}`,
+        denominator: `leases.inProcess64.${metric}`,
+        target: { op: '>=', value: 0.6 },
+      });
     r.ratio({
       key: 'httpSameProcessVsInProcess',
       label: 'lease pairs: HTTP, service in the client process ÷ in process',

@@ -14,39 +14,42 @@ import { dropSchema, freshSchema } from '../lib/database.js';
 import { HttpLoadConnection } from '../lib/http-load.js';
 import { timedLoops } from '../lib/loops.js';
 
-const HOLDERS = 8;
+/** Holders (and HTTP clients) by default; the family also runs 64 for the HTTP targets. */
+export const HOLDERS = 8;
+/** The in-process pool, whatever the holders: 8 connections, as at the default. */
+const POOL = 8;
 
 export interface LeaseThroughput {
   pairs: number;
   renews: number;
 }
 
-const loop = (seconds: number, body: (i: number) => Promise<void>): Promise<number> =>
-  timedLoops(HOLDERS, seconds, body);
-
-/** The library in this process, one pool of 8 connections. */
+/** The library in this process, one pool of 8 connections, with `holders` concurrent holders. */
 export async function leaseholdLeaseThroughput(
   url: string,
   seconds: number,
+  holders = HOLDERS,
 ): Promise<LeaseThroughput> {
+  const loop = (body: (i: number) => Promise<void>): Promise<number> =>
+    timedLoops(holders, seconds, body);
   const schema = freshSchema('bench_lh_leases');
   const lh = await Leasehold.connect({
     connectionString: url,
     schema,
-    poolSize: HOLDERS,
+    poolSize: POOL,
     migrate: true,
   });
   try {
-    const pairs = await loop(seconds, async (i) => {
+    const pairs = await loop(async (i) => {
       const lease = await lh.leases.acquire(`r${i}`, { holder: `h${i}`, ttl: 30_000 });
       await lh.leases.release(lease!);
     });
     const leases = await Promise.all(
-      Array.from({ length: HOLDERS }, (_, i) =>
+      Array.from({ length: holders }, (_, i) =>
         lh.leases.acquire(`q${i}`, { holder: `h${i}`, ttl: 600_000 }),
       ),
     );
-    const renews = await loop(seconds, async (i) => {
+    const renews = await loop(async (i) => {
       await lh.leases.renew(leases[i]!, { ttl: 600_000 });
     });
     return { pairs, renews };
@@ -65,14 +68,15 @@ export type HttpLoadClient = 'load-generator' | 'node-http';
 async function openCalls(
   base: string,
   kind: HttpLoadClient,
+  holders: number,
 ): Promise<{ calls: Call[]; close: () => void }> {
   if (kind === 'node-http') {
-    const agent = new Agent({ keepAlive: true, maxSockets: HOLDERS });
+    const agent = new Agent({ keepAlive: true, maxSockets: holders });
     const call = nodeHttpCall(base, agent);
-    return { calls: Array.from({ length: HOLDERS }, () => call), close: () => agent.destroy() };
+    return { calls: Array.from({ length: holders }, () => call), close: () => agent.destroy() };
   }
   const connections = await Promise.all(
-    Array.from({ length: HOLDERS }, () => HttpLoadConnection.open(base)),
+    Array.from({ length: holders }, () => HttpLoadConnection.open(base)),
   );
   return {
     calls: connections.map((connection) => async (method, path, body) => {
@@ -118,15 +122,18 @@ function nodeHttpCall(base: string, agent: Agent): Call {
     });
 }
 
-/** Pairs, then renews, through the service at `base` with 8 keep-alive clients. */
+/** Pairs, then renews, through the service at `base` with `holders` keep-alive clients. */
 async function overHttp(
   base: string,
   seconds: number,
   kind: HttpLoadClient,
+  holders = HOLDERS,
 ): Promise<LeaseThroughput> {
-  const { calls, close } = await openCalls(base, kind);
+  const loop = (body: (i: number) => Promise<void>): Promise<number> =>
+    timedLoops(holders, seconds, body);
+  const { calls, close } = await openCalls(base, kind, holders);
   try {
-    const pairs = await loop(seconds, async (i) => {
+    const pairs = await loop(async (i) => {
       const lease = await calls[i]!('POST', '/api/leases', {
         resource: `r${i}`,
         holder: `h${i}`,
@@ -150,7 +157,7 @@ async function overHttp(
           ).token,
       ),
     );
-    const renews = await loop(seconds, async (i) => {
+    const renews = await loop(async (i) => {
       await calls[i]!('PUT', '/api/leases/renew', {
         resource: `q${i}`,
         holder: `h${i}`,
@@ -169,6 +176,7 @@ export async function httpLeaseThroughput(
   url: string,
   seconds: number,
   kind: HttpLoadClient,
+  holders = HOLDERS,
 ): Promise<LeaseThroughput> {
   const schema = freshSchema('bench_lh_http');
   const service = startChild('src/cli/main.ts', [
@@ -185,7 +193,7 @@ export async function httpLeaseThroughput(
   ]);
   try {
     const [, base] = await service.waitForLine(/listening on (http:\/\/\S+)/);
-    return await overHttp(base!, seconds, kind);
+    return await overHttp(base!, seconds, kind, holders);
   } finally {
     await service.stop();
     await dropSchema(url, schema);
@@ -204,7 +212,7 @@ export async function httpSameProcessLeaseThroughput(
   const lh = await Leasehold.connect({
     connectionString: url,
     schema,
-    poolSize: HOLDERS,
+    poolSize: POOL,
     migrate: true,
   });
   const server = await startServer({ lh, port: 0, maintenance: false });

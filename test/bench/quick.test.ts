@@ -43,6 +43,8 @@ const RATIO_KEYS = [
   'httpSameProcessVsInProcess',
   'httpNodeClientVsInProcess',
   'httpNodeClientRenewsVsInProcess',
+  'httpNodeClientAt64VsInProcess',
+  'httpNodeClientRenewsAt64VsInProcess',
 ];
 const PGBENCH_KEYS = ['leasePairsVsPgbench', 'leaseRenewsVsPgbench'];
 
