@@ -1,23 +1,37 @@
 /**
  * Sustained load: enqueue at a fixed rate while the system works, then report what it cost.
- * Jobs are enqueued in small batches every tick (the due count since the start, so a slow
- * enqueue is caught up on the next tick), each stamped with its send time, and the handler
- * records the pickup latency (send → handler start). Afterwards: WAL written per job (the
- * `pg_current_wal_lsn()` delta, which includes the server's background writes), and the schema's
- * dead tuples and size once the system's connections have closed.
+ * The load is offered from a process of its own (sustained-offer.ts, the system's own client),
+ * as producers are deployed: an enqueuer inside the worker's process would take its CPU and
+ * collect its garbage, and measure the two together. Jobs are enqueued in small batches every
+ * tick (the due count since the start, so a slow enqueue is caught up on the next tick), each
+ * stamped with its send time in absolute milliseconds (both processes read the same clock), and
+ * the handler records the pickup latency (send → handler start). Afterwards: WAL written per job
+ * (the `pg_current_wal_lsn()` delta, which includes the server's background writes), and the
+ * schema's dead tuples and size once the system's connections have closed.
  */
 import { dropSchema, schemaFootprint, walPosition, type SchemaFootprint } from './database.js';
+import { startChild } from './child.js';
 import { percentiles, sleep, type Percentiles } from './stats.js';
 
 const TICK_MS = 10;
 
+/** The queue (leasehold) and the task (graphile-worker) the scenario's workers take. */
+export const SUSTAINED_QUEUE = 'bench';
+export const SUSTAINED_TASK = 'tick';
+
+/** The system whose client offers the load (sustained-offer.ts). */
+export type OfferingClient = 'leasehold' | 'graphile';
+
 export interface SustainedSystem {
   readonly schema: string;
-  /** Enqueues `count` jobs whose payload is `{ t: sentAt }`. */
-  enqueue(count: number, sentAt: number): Promise<void>;
+  /** Whose client the offering process uses, into `schema`. */
+  readonly client: OfferingClient;
   /** Stops the workers and closes every pool. */
   close(): Promise<void>;
 }
+
+/** Absolute milliseconds, comparable between processes of one machine. */
+export const absoluteNow = (): number => performance.timeOrigin + performance.now();
 
 /** Starts a system whose handler calls `picked(payload.t)` first thing. */
 export type StartSustained = (picked: (sentAt: number) => void) => Promise<SustainedSystem>;
@@ -40,12 +54,27 @@ export async function runSustained(
   start: StartSustained,
 ): Promise<SustainedResult> {
   const pickups: number[] = [];
-  const system = await start((sentAt) => pickups.push(performance.now() - sentAt));
+  const system = await start((sentAt) => pickups.push(absoluteNow() - sentAt));
   let closed = false;
   try {
     const walStart = await walPosition(url);
-    const began = performance.now();
-    const sent = await pace(system, options.ratePerSecond, options.seconds);
+    const offer = startChild('bench/lib/sustained-offer.ts', [
+      system.client,
+      url,
+      system.schema,
+      String(options.ratePerSecond),
+      String(options.seconds),
+    ]);
+    let began: number;
+    let sent: number;
+    try {
+      await offer.waitForLine(/^pacing$/);
+      began = performance.now();
+      const [, count] = await offer.waitForLine(/^sent (\d+)$/, options.seconds * 1000 + 180_000);
+      sent = Number(count);
+    } finally {
+      await offer.stop();
+    }
     const drainUntil = performance.now() + options.drainLimitMs;
     while (pickups.length < sent && performance.now() < drainUntil) await sleep(TICK_MS);
     const elapsed = (performance.now() - began) / 1000;
@@ -69,14 +98,19 @@ export async function runSustained(
   }
 }
 
-async function pace(system: SustainedSystem, rate: number, seconds: number): Promise<number> {
+/** Enqueues at `rate` for `seconds` through `enqueue`; returns how many were sent. */
+export async function pace(
+  enqueue: (count: number, sentAt: number) => Promise<void>,
+  rate: number,
+  seconds: number,
+): Promise<number> {
   const began = performance.now();
   const end = began + seconds * 1000;
   let sent = 0;
   for (let now = began; now < end; now = performance.now()) {
     const due = Math.floor(((now - began) / 1000) * rate) - sent;
     if (due > 0) {
-      await system.enqueue(due, now);
+      await enqueue(due, absoluteNow());
       sent += due;
     }
     await sleep(TICK_MS);

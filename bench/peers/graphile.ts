@@ -18,7 +18,7 @@ import { Countdown, type DrainResult } from '../lib/countdown.js';
 import { dropSchema, freshSchema } from '../lib/database.js';
 import type { IdleSetup } from '../lib/idle-latency.js';
 import { timedLoops } from '../lib/loops.js';
-import { runSustained, type SustainedResult } from '../lib/sustained.js';
+import { runSustained, SUSTAINED_TASK, type SustainedResult } from '../lib/sustained.js';
 
 export type GraphileMode = 'fast' | 'default';
 const quiet = new Logger(() => () => {});
@@ -133,7 +133,7 @@ export function graphileIdleSetup(url: string): IdleSetup {
     });
 }
 
-/** Enqueues (one `addJobs` per tick) at `ratePerSecond` while its fastest configuration works. */
+/** Its fastest configuration works while another process offers the load (sustained.ts). */
 export function graphileSustained(
   url: string,
   options: { ratePerSecond: number; seconds: number; drainLimitMs: number },
@@ -143,18 +143,14 @@ export function graphileSustained(
     const utils = await makeWorkerUtils({ connectionString: url, schema, logger: quiet });
     await utils.migrate();
     const taskList: TaskList = {
-      tick: async (payload) => {
+      [SUSTAINED_TASK]: async (payload) => {
         picked((payload as { t: number }).t);
       },
     };
     const runner = await startRunner(url, schema, taskList, 'fast');
     return {
       schema,
-      enqueue: async (count, sentAt) => {
-        await utils.addJobs(
-          Array.from({ length: count }, () => ({ identifier: 'tick', payload: { t: sentAt } })),
-        );
-      },
+      client: 'graphile',
       close: async () => {
         await runner.stop();
         await utils.release();

@@ -9,7 +9,7 @@ import { Countdown, type DrainResult } from '../lib/countdown.js';
 import { dropSchema, freshSchema } from '../lib/database.js';
 import type { IdleSetup } from '../lib/idle-latency.js';
 import { timedLoops } from '../lib/loops.js';
-import { runSustained, type SustainedResult } from '../lib/sustained.js';
+import { runSustained, SUSTAINED_QUEUE, type SustainedResult } from '../lib/sustained.js';
 
 const QUEUE = 'bench';
 
@@ -160,7 +160,7 @@ export function leaseholdSustained(
       migrate: true,
     });
     const worker = lh.worker({
-      queues: QUEUE,
+      queues: SUSTAINED_QUEUE,
       concurrency: o.concurrency,
       maxClaimBatch: o.maxClaimBatch,
       removeOnComplete: o.removeOnComplete ?? false,
@@ -169,13 +169,6 @@ export function leaseholdSustained(
       },
     });
     await worker.start();
-    const queue = lh.queue(QUEUE);
-    return {
-      schema,
-      enqueue: async (count, sentAt) => {
-        await queue.enqueueMany(Array.from({ length: count }, () => ({ payload: { t: sentAt } })));
-      },
-      close: () => lh.close(),
-    };
+    return { schema, client: 'leasehold', close: () => lh.close() };
   });
 }

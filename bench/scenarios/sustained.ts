@@ -92,7 +92,8 @@ export const sustainedFamily: Family = {
   title: 'Sustained load',
   about: ({ counts: c }) =>
     `Enqueue at ${Math.round(LOAD_SHARE * 100)}% of leasehold's fastest burn-down for ${c.sustainedSeconds} s (a batch every 10 ms) ` +
-    `while one worker process works (leasehold in its fastest shape, graphile-worker in its ` +
+    `from a process of its own (each system's own client) while one worker process works ` +
+    `(leasehold in its fastest shape, graphile-worker in its ` +
     `performance configuration): pickup = enqueue → handler start; WAL = pg_current_wal_lsn() ` +
     `delta ÷ jobs (it includes the server's background writes); dead tuples and size of the ` +
     `system's schema after its connections closed.`,
