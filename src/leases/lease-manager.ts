@@ -107,8 +107,7 @@ export class LeaseManager {
 
   /** Ends a lease term now; false when it was no longer the caller's. */
   async release(term: LeaseTerm): Promise<boolean> {
-    const { resource, holder, token } = validateTerm(term);
-    return (await this.coalesced.release.run({ resource, holder, token })) !== null;
+    return (await this.releaseTerm(term)) !== null;
   }
 
   /**

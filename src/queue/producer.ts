@@ -64,7 +64,12 @@ export class Producer {
   private reservedSlots = 0;
   private subscription: Subscription | undefined;
 
-  constructor(private readonly o: ProducerOptions) {}
+  /** Free slots worth a claim without waiting out the cooldown, given a backlog. */
+  private readonly halfBatch: number;
+
+  constructor(private readonly o: ProducerOptions) {
+    this.halfBatch = Math.ceil(Math.min(o.maxBatch, o.slots) / 2);
+  }
 
   /**
    * Starts claiming at once and resolves once the listener is up. The first claim does not
@@ -142,8 +147,7 @@ export class Producer {
       // one claim. With a backlog and half a batch of slots free there is nothing to gather:
       // waiting would only idle the worker (it capped a default worker at 200 claims a second).
       const sinceLast = now - this.lastClaimAt;
-      const batchReady =
-        this.backlog && free >= Math.ceil(Math.min(this.o.maxBatch, this.o.slots) / 2);
+      const batchReady = this.backlog && free >= this.halfBatch;
       if (!batchReady && sinceLast < this.o.cooldownMs) {
         await this.sleep(this.o.cooldownMs - sinceLast);
         continue;

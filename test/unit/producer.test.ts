@@ -148,9 +148,9 @@ describe('Producer', () => {
       producer.slotFreed();
       slots.active -= 1;
       producer.slotFreed();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await clock.advance(49);
       assert.equal(held.length, 0, 'no claim for two slots before the cooldown');
-      await clock.advance(50);
+      await clock.advance(1);
       await waitFor('one claim for both slots', () => held.length === 1);
       assert.deepEqual(limits(held), [2]);
       assert.equal(sent(), before + 2);
