@@ -16,6 +16,9 @@ export type {
   Lease,
   LeaseListFilter,
   LeaseState,
+  QueueFairness,
+  QueueRate,
+  QueueSettings,
   WorkerInfo,
   WorkerStatus,
 } from './core/types.js';
@@ -66,6 +69,8 @@ export { defaultHolderId } from './runtime/identity.js';
 // --- queue and workers ---
 export { Queue, type EnqueuedJob, type BulkJob, ENQUEUE_BATCH_MAX } from './queue/queue.js';
 export { QUEUE_LIMITS, type EnqueueOptions } from './queue/enqueue-options.js';
+export { QUEUE_SETTINGS_LIMITS, type QueueConfiguration } from './queue/queue-settings.js';
+export type * from './engine/queues.js';
 export {
   JobManager,
   type ClaimOptions,

@@ -109,3 +109,50 @@ export interface WorkerInfo {
   readonly lastSeenAt: Date;
   readonly inFlight: number;
 }
+
+/** How a queue's claims order pending jobs: oldest first, or round-robin across partition keys. */
+export type QueueFairness = 'oldest' | 'key';
+export const QUEUE_FAIRNESS: readonly QueueFairness[] = ['oldest', 'key'];
+
+/** A sliding window: at most `limit` jobs of the queue start in any window of `per` ms. */
+export interface QueueRate {
+  readonly limit: number;
+  readonly per: number;
+}
+
+/**
+ * A queue's flow control, as stored in the database (defaults for a queue never configured).
+ * `null` means no limit; `perKeyConcurrency` is 1 unless changed.
+ */
+export interface QueueSettings {
+  readonly queue: string;
+  readonly paused: boolean;
+  readonly concurrency: number | null;
+  readonly perKeyConcurrency: number | null;
+  readonly rate: QueueRate | null;
+  readonly fairness: QueueFairness;
+}
+
+/** The settings of a queue nobody has configured. */
+export function defaultQueueSettings(queue: string): QueueSettings {
+  return {
+    queue,
+    paused: false,
+    concurrency: null,
+    perKeyConcurrency: 1,
+    rate: null,
+    fairness: 'oldest',
+  };
+}
+
+/** True when `s` limits nothing: the engines then keep no settings for the queue. */
+export function isDefaultQueueSettings(s: QueueSettings): boolean {
+  const d = defaultQueueSettings(s.queue);
+  return (
+    s.paused === d.paused &&
+    s.concurrency === d.concurrency &&
+    s.perKeyConcurrency === d.perKeyConcurrency &&
+    s.rate === null &&
+    s.fairness === d.fairness
+  );
+}

@@ -16,6 +16,7 @@ import type { JobOperations, WorkerOperations } from './jobs.js';
 import type { LeaseLockOperations } from './lease-locks.js';
 import type { LeaseOperations } from './leases.js';
 import type { NotificationOperations } from './notifications.js';
+import type { QueueOperations } from './queues.js';
 import type { ScheduleSlotOperations } from './schedule-slots.js';
 
 /** One implementation per family: what an engine composes (the same object may serve several). */
@@ -29,6 +30,7 @@ export interface EngineFamilies {
   readonly workers: WorkerOperations;
   readonly notifications: NotificationOperations;
   readonly controls: ControlOperations;
+  readonly queues: QueueOperations;
 }
 
 export type EngineFamilyName = keyof EngineFamilies;
@@ -44,7 +46,8 @@ export interface EngineOperations
     JobOperations,
     WorkerOperations,
     NotificationOperations,
-    ControlOperations {}
+    ControlOperations,
+    QueueOperations {}
 
 export type EngineOperationName = keyof EngineOperations;
 
@@ -97,6 +100,7 @@ export const FAMILY_OPERATIONS = {
   workers: ['workerRegister', 'workerHeartbeat', 'workerList', 'workerMarkDead'],
   notifications: ['notifyListen', 'notifySend'],
   controls: ['controlGet', 'controlSet'],
+  queues: ['queueSettingsGet', 'queueSettingsList', 'queueConfigure'],
 } as const satisfies { readonly [F in EngineFamilyName]: readonly (keyof EngineFamilies[F])[] };
 
 type Unlisted<F extends EngineFamilyName> = Exclude<
@@ -117,6 +121,7 @@ const everyListed: {
   workers: true,
   notifications: true,
   controls: true,
+  queues: true,
 };
 void everyListed;
 

@@ -10,13 +10,14 @@ import {
   UnsupportedError,
   isLeaseholdError,
 } from '../core/errors.js';
-import type { Job } from '../core/types.js';
+import type { Job, QueueSettings } from '../core/types.js';
 import type { CallerTransaction, Engine } from '../engine/engine.js';
 import { requireName } from '../core/validate.js';
 import type { EnqueueOutcome, JobSpec } from '../engine/jobs.js';
 import { Coalescer } from '../runtime/coalescer.js';
 import { mapLimited } from '../runtime/map-limited.js';
 import { toJobSpec, type EnqueueOptions } from './enqueue-options.js';
+import { toSettingsChange, type QueueConfiguration } from './queue-settings.js';
 
 /** A job as enqueue returns it: `created` is false when a live job with the same key existed. */
 export type EnqueuedJob = Job & { readonly created: boolean };
@@ -143,6 +144,31 @@ export class Queue {
     for (const outcomes of answers)
       for (const o of outcomes) out.push({ ...o.job, created: o.created });
     return out;
+  }
+
+  /**
+   * Changes the queue's flow control (docs/queue.md, "Flow control"): fields left out stay as
+   * they are, `null` removes a limit. Stored in the database and in force from the next claim
+   * of every worker; answers the settings now in force.
+   */
+  configure(settings: QueueConfiguration): Promise<QueueSettings> {
+    const change = toSettingsChange(settings);
+    return this.engine.queueConfigure({ queue: this.name, change });
+  }
+
+  /** No job of the queue starts anywhere until `resume()`; jobs in flight finish, enqueue works. */
+  pause(): Promise<QueueSettings> {
+    return this.engine.queueConfigure({ queue: this.name, change: { paused: true } });
+  }
+
+  /** Lets the queue's jobs start again, and wakes the workers that serve it. */
+  resume(): Promise<QueueSettings> {
+    return this.engine.queueConfigure({ queue: this.name, change: { paused: false } });
+  }
+
+  /** `{ paused, concurrency, perKeyConcurrency, rate, fairness }` as stored now. */
+  settings(): Promise<QueueSettings> {
+    return this.engine.queueSettingsGet({ queue: this.name });
   }
 
   private checkTransaction(tx: CallerTransaction | undefined): void {

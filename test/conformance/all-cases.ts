@@ -6,6 +6,7 @@ import { leaseBatchEngineCases } from './engine/lease-batches.cases.js';
 import { leaseEngineCases } from './engine/leases.cases.js';
 import { lockEngineCases } from './engine/locks.cases.js';
 import { notificationEngineCases } from './engine/notifications.cases.js';
+import { queueSettingsEngineCases } from './engine/queue-settings.cases.js';
 import { workerEngineCases } from './engine/workers.cases.js';
 import { electionCases } from './toolkit/election.cases.js';
 import { fenceCases } from './toolkit/fence.cases.js';
@@ -24,6 +25,7 @@ export function defineAllCases(h: EngineHarness): void {
   jobEngineCases(h);
   workerEngineCases(h);
   controlEngineCases(h);
+  queueSettingsEngineCases(h);
   // toolkit level: the engine-agnostic services built on top
   heldLeaseCases(h);
   lockCases(h);

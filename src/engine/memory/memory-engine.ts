@@ -9,6 +9,7 @@ import { ClosedError } from '../../core/errors.js';
 import { ComposedEngine } from '../compose.js';
 import type { Engine, EngineCapabilities, MigrationReport } from '../engine.js';
 import { MemoryControls } from './memory-controls.js';
+import { MemoryQueues } from './memory-queues.js';
 import { MemoryJobs } from './memory-jobs.js';
 import { MemoryLeases } from './memory-leases.js';
 import { MemoryConnectionLocks } from './memory-connection-locks.js';
@@ -45,6 +46,7 @@ export class MemoryEngine extends ComposedEngine implements Engine {
     const publish = (topic: string, payload: string): void => notifier.publish(topic, payload);
     const connectionLocks = new MemoryConnectionLocks();
     const state = { closed: false };
+    const queues = new MemoryQueues(publish);
     super(
       {
         leases: new MemoryLeases(now),
@@ -52,10 +54,11 @@ export class MemoryEngine extends ComposedEngine implements Engine {
         leaseLocks: new MemoryLeaseLocks(now, publish),
         scheduleSlots: new MemoryScheduleSlots(now),
         fences: new MemoryFences(),
-        jobs: new MemoryJobs(now, publish),
+        jobs: new MemoryJobs(now, publish, queues),
         workers: new MemoryWorkers(now),
         notifications: notifier,
         controls: new MemoryControls(now),
+        queues,
       },
       {
         // Every call is async and passes here, so nothing runs on a closed engine.

@@ -14,6 +14,7 @@ import { backoffDelay } from '../../core/backoff.js';
 import { ConflictError, UnsupportedError } from '../../core/errors.js';
 import { JOB_STATUSES, type Job } from '../../core/types.js';
 import type { CallerTransaction } from '../types.js';
+import type { MemoryQueues } from './memory-queues.js';
 import { JOBS_TOPIC, newJob } from '../jobs.js';
 import {
   claimOrder,
@@ -57,6 +58,8 @@ export class MemoryJobs implements JobOperations {
     private readonly now: () => Date,
     /** Announces claimable work on topic `jobs`, as the SQL of the PostgreSQL engine does inline. */
     private readonly publish: (topic: string, payload: string) => void,
+    /** Each queue's flow control, read by every claim. */
+    private readonly queues: MemoryQueues,
   ) {}
 
   async jobEnqueue(p: JobEnqueueParams): Promise<EnqueueOutcome[]> {
@@ -77,9 +80,17 @@ export class MemoryJobs implements JobOperations {
   async jobClaimBatch(p: JobClaimParams): Promise<Job[]> {
     const now = this.now();
     const leaseExpiresAt = new Date(now.getTime() + p.leaseTtlMs);
-    const taken = this.claimable(new Set(p.queues), now)
-      .sort(claimOrder)
-      .slice(0, Math.max(0, p.limit));
+    const queues = new Set(p.queues);
+    const room = new Map([...queues].map((queue) => [queue, this.room(queue, now)]));
+    const taken: JobRecord[] = [];
+    for (const r of this.claimable(queues, now).sort(claimOrder)) {
+      if (taken.length >= p.limit) break;
+      const left = room.get(r.queue)!;
+      if (left <= 0) continue;
+      room.set(r.queue, left - 1);
+      taken.push(r);
+    }
+    for (const r of taken) this.queues.state(r.queue)?.starts.push(now.getTime());
     return taken.map((r) => {
       Object.assign(r, {
         status: 'processing',
@@ -92,6 +103,31 @@ export class MemoryJobs implements JobOperations {
       });
       return view(r);
     });
+  }
+
+  /**
+   * How many jobs `queue` may start now under its settings: none when paused; its concurrency
+   * less its processing jobs (an expired lease still counts until the rescuer takes the job
+   * back, as on PostgreSQL); its rate's limit less the starts inside the window.
+   */
+  private room(queue: string, now: Date): number {
+    const state = this.queues.state(queue);
+    if (!state) return Number.POSITIVE_INFINITY;
+    const { settings } = state;
+    if (settings.paused) return 0;
+    let room = Number.POSITIVE_INFINITY;
+    if (settings.concurrency !== null) {
+      let processing = 0;
+      for (const r of this.jobs.values())
+        if (r.queue === queue && r.status === 'processing') processing++;
+      room = Math.min(room, settings.concurrency - processing);
+    }
+    if (settings.rate) {
+      const windowStart = now.getTime() - settings.rate.per;
+      while (state.starts.length > 0 && state.starts[0]! <= windowStart) state.starts.shift();
+      room = Math.min(room, settings.rate.limit - state.starts.length);
+    }
+    return room;
   }
 
   async jobRenewLeases(p: JobRenewParams): Promise<JobRenewed[]> {
@@ -299,22 +335,38 @@ export class MemoryJobs implements JobOperations {
    * unfinished job of a partition with nothing processing. The second test matters after an
    * operator retries an old job: it becomes the oldest while a younger one is still running.
    */
+  /**
+   * Pending, available jobs that their partition lets run. Under `perKeyConcurrency` N (1 by
+   * default) a job may run when its partition's older live jobs and younger processing jobs
+   * number fewer than N; for N = 1 that is "the oldest unfinished job, and nothing of its
+   * partition processing". Without a cap (null) partitions do not matter.
+   */
   private claimable(queues: ReadonlySet<string>, now: Date): JobRecord[] {
     const inQueues = [...this.jobs.values()].filter((r) => queues.has(r.queue) && isLive(r));
-    // Partitions that are busy, or whose head (first live job in id order) has been seen.
-    const taken = new Set(
-      inQueues
-        .filter((r) => r.status === 'processing' && r.partitionKey !== null)
-        .map((r) => dedupKey(r.queue, r.partitionKey!)),
-    );
+    const processing = new Map<string, number>();
+    for (const r of inQueues)
+      if (r.status === 'processing' && r.partitionKey !== null) {
+        const partition = dedupKey(r.queue, r.partitionKey);
+        processing.set(partition, (processing.get(partition) ?? 0) + 1);
+      }
+    const olderLive = new Map<string, number>();
+    const olderProcessing = new Map<string, number>();
     const claimable: JobRecord[] = [];
     for (const r of inQueues) {
-      if (r.partitionKey !== null) {
-        const partition = dedupKey(r.queue, r.partitionKey);
-        if (taken.has(partition)) continue;
-        taken.add(partition);
+      const available = r.status === 'pending' && r.availableAt.getTime() <= now.getTime();
+      if (r.partitionKey === null) {
+        if (available) claimable.push(r);
+        continue;
       }
-      if (r.status === 'pending' && r.availableAt.getTime() <= now.getTime()) claimable.push(r);
+      const state = this.queues.state(r.queue);
+      const perKey = state ? state.settings.perKeyConcurrency : 1; // null: no cap
+      const partition = dedupKey(r.queue, r.partitionKey);
+      const older = olderLive.get(partition) ?? 0;
+      const olderBusy = olderProcessing.get(partition) ?? 0;
+      const youngerBusy = (processing.get(partition) ?? 0) - olderBusy;
+      if (available && (perKey === null || older + youngerBusy < perKey)) claimable.push(r);
+      olderLive.set(partition, older + 1);
+      if (r.status === 'processing') olderProcessing.set(partition, olderBusy + 1);
     }
     return claimable;
   }
@@ -338,15 +390,20 @@ export class MemoryJobs implements JobOperations {
     Object.assign(r, { status: 'pending', availableAt, leaseExpiresAt: null, updatedAt: now });
   }
 
-  /** To a final status. A partition's next job may now run, so its queue is woken. */
+  /**
+   * To a final status. A partition's next job may now run, or a capped queue's slot is free, so
+   * its queue is woken.
+   */
   private finish(
     r: JobRecord,
     status: 'completed' | 'dead' | 'cancelled',
     now: Date,
     woken: Set<string>,
   ): void {
+    const freedSlot =
+      r.status === 'processing' && this.queues.state(r.queue)?.settings.concurrency != null;
     Object.assign(r, { status, leaseExpiresAt: null, finishedAt: now, updatedAt: now });
-    if (r.partitionKey !== null) woken.add(r.queue);
+    if (r.partitionKey !== null || freedSlot) woken.add(r.queue);
   }
 
   private announce(queues: ReadonlySet<string>): void {

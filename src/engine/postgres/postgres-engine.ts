@@ -19,6 +19,7 @@ import {
 import { PgContext } from './context.js';
 import { Migrator } from './migrator.js';
 import { PostgresControls } from './postgres-controls.js';
+import { PostgresQueues } from './postgres-queues.js';
 import { PostgresJobs } from './postgres-jobs.js';
 import { PostgresLeases } from './postgres-leases.js';
 import { lockQueries, type LockQueries } from './lock-queries.js';
@@ -272,6 +273,7 @@ function families(
         }
       : notifier,
     controls: new PostgresControls(ctx),
+    queues: new PostgresQueues(ctx),
   };
 }
 

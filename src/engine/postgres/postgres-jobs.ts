@@ -24,7 +24,7 @@ import type {
   JobRescueResult,
 } from '../jobs.js';
 import type { PgContext } from './context.js';
-import { jobQueries, type JobQueries } from './job-queries.js';
+import { JOB_COLUMNS, jobQueries, type JobQueries } from './job-queries.js';
 import { mapClaimedValues, mapJob, type JobRow } from './job-rows.js';
 import { PostgresEnqueue } from './postgres-enqueue.js';
 import { integerArray, toSafeInteger } from './rows.js';
@@ -34,15 +34,22 @@ import { withEpoch } from './epoch.js';
 const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
 
 /**
- * How often a claim runs again after losing a partition race (jobs_partition_processing).
- * A race needs a partition's job to turn live during the claim statement itself, so a second
- * run, on a fresh snapshot, practically always succeeds; past the limit the claim takes nothing.
+ * How often a claim runs: again after losing a race for a slot (lostClaimRace), and once more
+ * when the plain claim found settings. A partition race needs a job to turn live during the
+ * claim itself; a slot or rate race needs two claimers of one limited queue at the same
+ * moment. Either way a new run, on a fresh snapshot, practically always succeeds; past the
+ * limit the claim takes nothing (the worker looks again on its next wake-up).
  */
-const CLAIM_RUNS = 3;
+const CLAIM_RUNS = 4;
+
+/** Where a claim's answer says whether any of its queues has settings: after the job's columns. */
+const CONFIGURED_AT = JOB_COLUMNS.length;
 
 export class PostgresJobs implements JobOperations {
   private readonly sql: JobQueries;
   private readonly enqueue: PostgresEnqueue;
+  /** Queue lists whose last claim found settings: claimed with JobClaimLimited first. */
+  private readonly configuredLists = new Set<string>();
 
   constructor(private readonly ctx: PgContext) {
     this.sql = jobQueries(ctx.quotedSchema);
@@ -58,13 +65,23 @@ export class PostgresJobs implements JobOperations {
     return this.enqueue.jobEnqueue(p);
   }
 
+  /**
+   * Two claim statements (job-queries.ts): the plain one for queues without settings, and
+   * JobClaimLimited, which enforces them. Each answers whether any of its queues has settings,
+   * so the choice is remembered per queue list and corrected by the next answer: the plain claim
+   * takes nothing when it finds settings (its own snapshot decides), and the claim runs again
+   * limited at once. A limit is therefore in force from the first claim that sees it.
+   */
   async jobClaimBatch(p: JobClaimParams): Promise<Job[]> {
     const queues = [...new Set(p.queues)];
     if (queues.length === 0 || p.limit <= 0) return this.nothing([]);
+    const listKey = queues.join('\u0000');
+    let limited = this.configuredLists.has(listKey);
     for (let run = 1; ; run++) {
       try {
-        const rows = await withEpoch(this.ctx, 'JobClaimBatch', () =>
-          this.ctx.queryValues('JobClaimBatch', this.sql.JobClaimBatch, [
+        const name = limited ? 'JobClaimLimited' : 'JobClaimBatch';
+        const rows = await withEpoch(this.ctx, name, () =>
+          this.ctx.queryValues(name, this.sql[name], [
             queues,
             p.workerId,
             p.limit,
@@ -72,12 +89,31 @@ export class PostgresJobs implements JobOperations {
             this.ctx.pinnedNow(),
           ]),
         );
-        return rows.map((values) => mapClaimedValues(values, p.workerId));
+        // Every answer has at least one row (a claim that took nothing answers one empty row).
+        const configured = rows[0]?.[CONFIGURED_AT] === true;
+        this.rememberConfigured(listKey, configured);
+        if (configured && !limited) {
+          limited = true;
+          continue;
+        }
+        return rows
+          .filter((values) => values[0] !== null)
+          .map((values) => mapClaimedValues(values, p.workerId));
       } catch (error) {
-        if (!lostPartitionRace(error)) throw error;
+        if (!lostClaimRace(error)) throw error;
         if (run >= CLAIM_RUNS) return [];
       }
     }
+  }
+
+  private rememberConfigured(listKey: string, configured: boolean): void {
+    if (!configured) {
+      this.configuredLists.delete(listKey);
+      return;
+    }
+    // Queue lists are few (one per worker's configuration); the bound is only a safeguard.
+    if (this.configuredLists.size >= 1_000) this.configuredLists.clear();
+    this.configuredLists.add(listKey);
   }
 
   async jobRenewLeases(p: JobRenewParams): Promise<JobRenewed[]> {
@@ -311,19 +347,28 @@ function refBatch<R extends JobLeaseRef>(list: readonly R[]): RefBatch<R> {
   };
 }
 
-/** The name of the unique index or constraint a driver error violated, if any. */
+/** The unique index or CHECK constraint a driver error violated, if any. */
 function violated(error: unknown): string | undefined {
   if (!(error instanceof LeaseholdError)) return undefined;
   const cause = error.cause as { code?: string; constraint?: string } | undefined;
-  return cause?.code === '23505' ? cause.constraint : undefined;
+  return cause?.code === '23505' || cause?.code === '23514' ? cause.constraint : undefined;
 }
 
+/** What the database refuses when racing claimers would break a limit (claim-limits-sql.ts). */
+const CLAIM_RACE_GUARDS: ReadonlySet<string> = new Set([
+  'jobs_partition_processing',
+  'jobs_queue_slot',
+  'queues_rate_exact',
+]);
+
 /**
- * The claim lost a partition race: the database refused a second processing job of one
- * partition, or two such refusals deadlocked. Both rolled the claim back entirely.
+ * The claim lost a race for a slot: the database refused a second processing job of one
+ * partition slot or queue slot, or a rate window over its limit, or two such refusals
+ * deadlocked. Each rolled the claim back entirely.
  */
-function lostPartitionRace(error: unknown): boolean {
-  if (violated(error) === 'jobs_partition_processing') return true;
+function lostClaimRace(error: unknown): boolean {
+  const guard = violated(error);
+  if (guard !== undefined && CLAIM_RACE_GUARDS.has(guard)) return true;
   const cause = error instanceof LeaseholdError ? (error.cause as { code?: string }) : undefined;
   return cause?.code === '40P01';
 }

@@ -1,0 +1,117 @@
+/**
+ * The flow-control fragments of the claim statement (job-queries.ts, JobClaimBatch; decision
+ * 0239). A claim reads each of its queues' settings row (absent: the defaults), works out how
+ * many jobs each queue may start now (`room`), and hands every job it takes the slots that
+ * make the limits exact whatever the races between claimers:
+ *
+ * - paused: room 0. A claim that began before the pause committed may still start its jobs
+ *   (the change is in force from the next claim cycle, as for every setting).
+ * - concurrency N: room is N minus the queue's processing jobs that hold a slot, and each job
+ *   taken gets a free slot in 0..N-1. `jobs_queue_slot` (unique among processing jobs) refuses a
+ *   slot two racing claimers both chose (23505); the claim then runs again on a new snapshot.
+ * - perKeyConcurrency: `key_slot` 0 for the default of one per key, a free one of 0..N-1 for N,
+ *   -id without a cap. `jobs_partition_processing` is unique on (queue, partition_key,
+ *   key_slot), so the same race is refused the same way.
+ * - rate { limit, per }, a sliding window: a job may start at t only if fewer than `limit` jobs
+ *   of the queue started in (t - per, t]. The claim appends its instants to `queues.starts`;
+ *   that UPDATE runs on the row's newest version even when the claim's snapshot is older, and
+ *   the CHECK `queues_rate_exact` refuses an array longer than the limit (23514).
+ *
+ * Processing jobs whose lease expired keep their slots until the rescuer hands them back: a
+ * limit never counts fewer jobs than the valid holders, only, for a while, a few more.
+ */
+import { MS } from './sql-units.js';
+
+/** CTEs `settings` and `limits` (queue, per_key, concurrency, room). Needs `clock`, $1, $3. */
+export const CLAIM_LIMITS = (s: string): string => `settings AS (
+        SELECT qs.name, qs.paused, qs.concurrency, qs.per_key_concurrency, qs.rate_limit,
+               qs.rate_per_ms, qs.starts
+        FROM ${s}.queues qs WHERE qs.name IN (SELECT unnest((SELECT $1::text[])))
+      ),
+      limits AS (
+        SELECT q.queue,
+          CASE WHEN st.name IS NULL THEN 1 ELSE st.per_key_concurrency END AS per_key,
+          st.concurrency,
+          CASE WHEN st.paused THEN 0 ELSE greatest(0, least(
+            (SELECT $3::integer),
+            CASE WHEN st.concurrency IS NOT NULL THEN st.concurrency - (
+              SELECT count(*) FROM ${s}.jobs u
+              WHERE u.queue = q.queue AND u.slot IS NOT NULL AND u.status = 'processing') END,
+            CASE WHEN st.rate_limit IS NOT NULL THEN st.rate_limit - (
+              SELECT count(*) FROM unnest(st.starts) AS t(at)
+              WHERE t.at > clock.now - st.rate_per_ms ${MS}) END
+          )) END::integer AS room
+        FROM unnest((SELECT $1::text[])) AS q(queue)
+        LEFT JOIN settings st ON st.name = q.queue
+        CROSS JOIN clock
+      )`;
+
+/**
+ * CTEs `numbered`, `free_slots`, `free_key_slots` and `assigned` (id, slot, key_slot): the jobs
+ * of `picked` that got every slot they need, and those slots. A picked job left without one
+ * (possible only with perKeyConcurrency above 1) is not claimed; its row lock ends at commit.
+ */
+export const CLAIM_SLOTS = (s: string): string => `numbered AS (
+        SELECT p.id, p.queue, p.partition_key,
+          row_number() OVER (PARTITION BY p.queue ORDER BY p.priority DESC, p.available_at, p.id) AS qn,
+          row_number() OVER (PARTITION BY p.queue, p.partition_key ORDER BY p.id) AS kn
+        FROM picked p
+      ),
+      free_slots AS (
+        SELECT f.queue, f.slot, row_number() OVER (PARTITION BY f.queue ORDER BY f.slot) AS n
+        FROM (
+          SELECT w.queue, g.slot FROM limits w
+          CROSS JOIN LATERAL generate_series(0, w.concurrency - 1) AS g(slot)
+          WHERE w.concurrency IS NOT NULL AND w.room > 0
+          EXCEPT
+          SELECT u.queue, u.slot FROM limits w JOIN ${s}.jobs u ON u.queue = w.queue
+          WHERE w.concurrency IS NOT NULL AND w.room > 0
+            AND u.slot IS NOT NULL AND u.status = 'processing'
+        ) f
+      ),
+      free_key_slots AS (
+        SELECT f.queue, f.partition_key, f.key_slot,
+          row_number() OVER (PARTITION BY f.queue, f.partition_key ORDER BY f.key_slot) AS n
+        FROM (
+          SELECT k.queue, k.partition_key, g.key_slot
+          FROM (SELECT DISTINCT n.queue, n.partition_key, w.per_key
+                FROM numbered n JOIN limits w ON w.queue = n.queue
+                WHERE n.partition_key IS NOT NULL AND w.per_key > 1) k
+          CROSS JOIN LATERAL generate_series(0, k.per_key - 1) AS g(key_slot)
+          WHERE NOT EXISTS (SELECT 1 FROM ${s}.jobs u
+            WHERE u.queue = k.queue AND u.partition_key = k.partition_key
+              AND u.key_slot = g.key_slot AND u.status = 'processing')
+        ) f
+      ),
+      assigned AS (
+        SELECT n.id, fs.slot,
+          CASE WHEN n.partition_key IS NULL OR w.per_key = 1 THEN 0
+               WHEN w.per_key IS NULL THEN -n.id
+               ELSE fk.key_slot END AS key_slot
+        FROM numbered n
+        JOIN limits w ON w.queue = n.queue
+        LEFT JOIN free_slots fs
+          ON w.concurrency IS NOT NULL AND fs.queue = n.queue AND fs.n = n.qn
+        LEFT JOIN free_key_slots fk
+          ON w.per_key > 1 AND fk.queue = n.queue AND fk.partition_key = n.partition_key
+            AND fk.n = n.kn
+        WHERE (w.concurrency IS NULL OR fs.slot IS NOT NULL)
+          AND (n.partition_key IS NULL OR w.per_key IS NULL OR w.per_key = 1
+               OR fk.key_slot IS NOT NULL)
+      )`;
+
+/**
+ * CTEs `rate_starts` (the UPDATE of each rate-limited queue's window) and `started` (one row,
+ * for the final SELECT to join, so the claim's answer waits for it). Needs `claimed`.
+ */
+export const RATE_STARTS = (s: string): string => `rate_starts AS (
+        UPDATE ${s}.queues qs SET
+          starts = (SELECT coalesce(array_agg(t.at ORDER BY t.at), '{}')
+                    FROM unnest(qs.starts) AS t(at)
+                    WHERE t.at > clock.now - qs.rate_per_ms ${MS})
+                   || array_fill(clock.now, ARRAY[c.n])
+        FROM clock, (SELECT queue, count(*)::integer AS n FROM claimed GROUP BY queue) c
+        WHERE qs.name = c.queue AND qs.rate_limit IS NOT NULL
+        RETURNING 1
+      ),
+      started AS (SELECT count(*) AS n FROM rate_starts)`;
