@@ -151,7 +151,7 @@ export class Queue {
    * they are, `null` removes a limit. Stored in the database and in force from the next claim
    * of every worker; answers the settings now in force.
    */
-  configure(settings: QueueConfiguration): Promise<QueueSettings> {
+  async configure(settings: QueueConfiguration): Promise<QueueSettings> {
     const change = toSettingsChange(settings);
     return this.engine.queueConfigure({ queue: this.name, change });
   }

@@ -1,0 +1,131 @@
+/**
+ * Flow control against real concurrency (decision 0239). Claimers on their own connections
+ * race for one limited queue, round after round; whatever the interleaving, the database must
+ * keep every limit: the queue's concurrency (jobs_queue_slot), each key's (jobs_partition_processing)
+ * and the rate's window (queues_rate_exact). A claim that lost a race runs again; one that
+ * could not get through answers nothing rather than break a limit.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { Job } from '../../src/core/types.js';
+import type { PostgresEngine } from '../../src/engine/postgres/postgres-engine.js';
+import { Leasehold } from '../../src/leasehold.js';
+import { InvalidArgumentError, UnsupportedError } from '../../src/core/errors.js';
+import { closeTestDatabase, withSchema } from '../support/database.js';
+
+after(closeTestDatabase);
+
+const CLAIMERS = 8;
+const ROUNDS = 12;
+
+function claimAll(engines: PostgresEngine[], queue: string, limit: number): Promise<Job[][]> {
+  return Promise.all(
+    engines.map((engine, i) =>
+      engine.jobClaimBatch({ queues: [queue], workerId: `w${i}`, limit, leaseTtlMs: 60_000 }),
+    ),
+  );
+}
+
+async function processing(engine: PostgresEngine, schema: string, queue: string): Promise<number> {
+  const { rows } = await engine.pool.query<{ n: number }>(
+    `SELECT count(*)::integer AS n FROM "${schema}".jobs WHERE queue = $1 AND status = 'processing'`,
+    [queue],
+  );
+  return rows[0]!.n;
+}
+
+describe('queue limits under racing claimers on PostgreSQL', () => {
+  it('never lets more jobs process than the concurrency cap, round after round', () =>
+    withSchema('queue limits concurrency race', async ({ engine, schema }) => {
+      const engines = await Promise.all(
+        Array.from({ length: CLAIMERS }, () => engine({ poolSize: 1 })),
+      );
+      const [first] = engines as [PostgresEngine];
+      await first.queueConfigure({ queue: 'q', change: { concurrency: 5 } });
+      await first.jobEnqueue({
+        jobs: Array.from({ length: 400 }, () => ({ queue: 'q', payload: {}, maxAttempts: 3 })),
+      });
+      let full = 0;
+      for (let round = 0; round < ROUNDS; round++) {
+        const claimed = (await claimAll(engines, 'q', 3)).flat();
+        assert.ok(claimed.length <= 5, `round ${round}: ${claimed.length} claimed, cap 5`);
+        assert.ok((await processing(first, schema, 'q')) <= 5);
+        if (claimed.length === 5) full++;
+        const byWorker = new Map<string, Job[]>();
+        for (const job of claimed)
+          byWorker.set(job.claimedBy!, [...(byWorker.get(job.claimedBy!) ?? []), job]);
+        for (const [workerId, jobs] of byWorker)
+          await first.jobComplete({
+            workerId,
+            jobs: jobs.map((j) => ({ id: j.id, generation: j.generation })),
+          });
+      }
+      // Racing claims do fill the cap (a claim that lost runs again on a fresh snapshot).
+      assert.ok(full >= ROUNDS / 2, `the cap was filled in ${full} of ${ROUNDS} rounds`);
+    }));
+
+  it('keeps each key under perKeyConcurrency and the queue under its rate', () =>
+    withSchema('queue limits key and rate race', async ({ engine, schema }) => {
+      const engines = await Promise.all(
+        Array.from({ length: CLAIMERS }, () => engine({ poolSize: 1 })),
+      );
+      const [first] = engines as [PostgresEngine];
+      await first.queueConfigure({ queue: 'k', change: { perKeyConcurrency: 2 } });
+      await first.jobEnqueue({
+        jobs: Array.from({ length: 60 }, (_, i) => ({
+          queue: 'k',
+          payload: {},
+          partitionKey: `key-${i % 3}`,
+          maxAttempts: 3,
+        })),
+      });
+      const keyed = (await claimAll(engines, 'k', 4)).flat();
+      const perKey = new Map<string, number>();
+      for (const job of keyed)
+        perKey.set(job.partitionKey!, (perKey.get(job.partitionKey!) ?? 0) + 1);
+      for (const [key, n] of perKey) assert.ok(n <= 2, `${key}: ${n} at once, cap 2`);
+      assert.ok((await processing(first, schema, 'k')) <= 6);
+
+      // A window of an hour: nothing leaves it during the test, so the total is exact.
+      await first.queueConfigure({ queue: 'r', change: { rate: { limit: 7, per: 3_600_000 } } });
+      await first.jobEnqueue({
+        jobs: Array.from({ length: 100 }, () => ({ queue: 'r', payload: {}, maxAttempts: 3 })),
+      });
+      let started = 0;
+      for (let round = 0; round < 4; round++)
+        started += (await claimAll(engines, 'r', 3)).flat().length;
+      assert.equal(started, 7, 'exactly the rate limit started within the window');
+    }));
+
+  it('refuses bad settings with invalid_argument naming the field, and changes nothing', async () => {
+    const lh = Leasehold.memory();
+    try {
+      const queue = lh.queue('q');
+      await queue.configure({ concurrency: 3 });
+      const bad: [unknown, string][] = [
+        [{ concurrency: 0 }, 'concurrency'],
+        [{ concurrency: 1.5 }, 'concurrency'],
+        [{ concurrency: 10_001 }, 'concurrency'],
+        [{ perKeyConcurrency: -1 }, 'perKeyConcurrency'],
+        [{ rate: { limit: 5, per: 9 } }, 'rate.per'],
+        [{ rate: { limit: 0, per: 1000 } }, 'rate.limit'],
+        [{ rate: { per: 1000 } }, 'rate.limit'],
+        [{ rate: 5 }, 'rate'],
+        [{ fairness: 'random' }, 'fairness'],
+        [{ concurency: 3 }, 'concurency'],
+        [null, 'settings'],
+      ];
+      for (const [input, field] of bad) {
+        await assert.rejects(
+          () => queue.configure(input as never),
+          (error: unknown) => error instanceof InvalidArgumentError && error.field === field,
+          JSON.stringify(input),
+        );
+      }
+      await assert.rejects(() => queue.configure({ fairness: 'key' }), UnsupportedError);
+      assert.equal((await queue.settings()).concurrency, 3, 'nothing changed');
+    } finally {
+      await lh.close();
+    }
+  });
+});
