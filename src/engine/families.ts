@@ -17,12 +17,14 @@ import type { LeaseLockOperations } from './lease-locks.js';
 import type { LeaseOperations } from './leases.js';
 import type { NotificationOperations } from './notifications.js';
 import type { ScheduleSlotOperations } from './schedule-slots.js';
+import type { SemaphoreOperations } from './semaphores.js';
 
 /** One implementation per family: what an engine composes (the same object may serve several). */
 export interface EngineFamilies {
   readonly leases: LeaseOperations;
   readonly connectionLocks: ConnectionLockOperations;
   readonly leaseLocks: LeaseLockOperations;
+  readonly semaphores: SemaphoreOperations;
   readonly scheduleSlots: ScheduleSlotOperations;
   readonly fences: FenceOperations;
   readonly jobs: JobOperations;
@@ -39,6 +41,7 @@ export interface EngineOperations
     LeaseOperations,
     ConnectionLockOperations,
     LeaseLockOperations,
+    SemaphoreOperations,
     ScheduleSlotOperations,
     FenceOperations,
     JobOperations,
@@ -76,6 +79,7 @@ export const FAMILY_OPERATIONS = {
     'leaseLockGet',
     'leaseLockList',
   ],
+  semaphores: ['semaphoreAcquire', 'semaphoreRenew', 'semaphoreRelease', 'semaphoreList'],
   scheduleSlots: ['scheduleSlotClaim', 'scheduleSlotList', 'scheduleSlotPrune', 'scheduleList'],
   fences: ['fenceCheck', 'fenceGet'],
   jobs: [
@@ -111,6 +115,7 @@ const everyListed: {
   leases: true,
   connectionLocks: true,
   leaseLocks: true,
+  semaphores: true,
   scheduleSlots: true,
   fences: true,
   jobs: true,
