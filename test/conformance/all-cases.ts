@@ -6,6 +6,7 @@ import { leaseBatchEngineCases } from './engine/lease-batches.cases.js';
 import { leaseEngineCases } from './engine/leases.cases.js';
 import { lockEngineCases } from './engine/locks.cases.js';
 import { notificationEngineCases } from './engine/notifications.cases.js';
+import { semaphoreEngineCases } from './engine/semaphores.cases.js';
 import { workerEngineCases } from './engine/workers.cases.js';
 import { electionCases } from './toolkit/election.cases.js';
 import { fenceCases } from './toolkit/fence.cases.js';
@@ -21,6 +22,7 @@ export function defineAllCases(h: EngineHarness): void {
   leaseBatchEngineCases(h);
   notificationEngineCases(h);
   lockEngineCases(h);
+  semaphoreEngineCases(h);
   jobEngineCases(h);
   workerEngineCases(h);
   controlEngineCases(h);
