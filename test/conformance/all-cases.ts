@@ -14,6 +14,7 @@ import { heldLeaseCases } from './toolkit/held-lease.cases.js';
 import { lockCases } from './toolkit/locks.cases.js';
 import { maintenanceCases } from './toolkit/maintenance.cases.js';
 import { scheduleCases } from './toolkit/schedules.cases.js';
+import { semaphoreCases } from './toolkit/semaphore.cases.js';
 import { workerCases } from './toolkit/worker.cases.js';
 
 export function defineAllCases(h: EngineHarness): void {
@@ -29,6 +30,7 @@ export function defineAllCases(h: EngineHarness): void {
   // toolkit level: the engine-agnostic services built on top
   heldLeaseCases(h);
   lockCases(h);
+  semaphoreCases(h);
   electionCases(h);
   scheduleCases(h);
   fenceCases(h);
