@@ -19,6 +19,7 @@ export type {
   QueueFairness,
   QueueRate,
   QueueSettings,
+  SemaphorePermit,
   WorkerInfo,
   WorkerStatus,
 } from './core/types.js';
@@ -28,6 +29,7 @@ export { LIMITS } from './core/validate.js';
 export type * from './engine/engine.js';
 export type * from './engine/jobs.js';
 export type * from './engine/locks.js';
+export type * from './engine/semaphores.js';
 export type * from './engine/notifications.js';
 export {
   PostgresEngine,
@@ -104,6 +106,13 @@ export { SessionLock } from './locks/session-lock.js';
 // The engine-level handle of the same name stays reachable under a name of its own.
 export type { SessionLock as EngineSessionLock } from './engine/locks.js';
 export { LeaseLock, type LeaseLockOptions } from './locks/lease-lock.js';
+export {
+  Semaphore,
+  type SemaphoreOptions,
+  type PermitOptions,
+  type HoldPermitOptions,
+} from './locks/semaphore.js';
+export { HeldPermit, type HeldPermitCallbacks } from './locks/held-permit.js';
 export { Fence } from './locks/fence.js';
 // --- elections and schedules ---
 export {

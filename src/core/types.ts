@@ -40,6 +40,30 @@ export interface Lease {
 }
 
 /**
+ * One permit of a counting semaphore (`lh.locks.semaphore(name, { permits })`): a term on one of
+ * the semaphore's slots, held by `holder` until `expiresAt` unless renewed or released. At most
+ * `permits` permits of a name are valid at any instant of the engine's clock.
+ */
+export interface SemaphorePermit {
+  /** The semaphore's name. */
+  readonly name: string;
+  /** The slot the permit occupies, in `0 .. permits - 1` of the acquire that took it. */
+  readonly slot: number;
+  readonly holder: string;
+  /** Strictly increases with every permit granted on this name, whatever the slot; never reused. */
+  readonly token: FencingToken;
+  readonly acquiredAt: Date;
+  readonly renewedAt: Date | null;
+  readonly releasedAt: Date | null;
+  readonly expiresAt: Date;
+  readonly renewCount: number;
+  /** The ttl the last acquire or renew asked for, in ms. */
+  readonly ttlMs: number;
+  /** State on the engine's clock at the moment the permit was read. */
+  readonly state: LeaseState;
+}
+
+/**
  * Job states. pending -> processing (claimed) -> completed | pending (retry, hand-back,
  * rescue) | dead (attempts exhausted, or a final failure); pending | processing -> cancelled.
  * completed, dead and cancelled are final until an operator retries (-> pending).

@@ -10,6 +10,8 @@ export const LIMITS = {
   /** Longest lease: one day. Longer ownership should be a record, not a lease. */
   ttlMaxMs: 24 * 60 * 60 * 1000,
   listMaxLimit: 1000,
+  /** Most permits of one semaphore: each is a row, created on the first acquire that needs it. */
+  semaphoreMaxPermits: 10_000,
 } as const;
 
 // C0/C1 control characters make names unreadable in logs and dashboards; NUL breaks PostgreSQL text.

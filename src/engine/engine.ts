@@ -10,7 +10,7 @@
  * - Validity is decided by the engine's clock: `now()` of the database for PostgreSQL, the
  *   injected Clock for memory. Inputs arrive already validated by the layer above (the
  *   managers), so engines check invariants, not user input.
- * - Families live one per file (leases.ts, connection-locks.ts, lease-locks.ts,
+ * - Families live one per file (leases.ts, connection-locks.ts, lease-locks.ts, semaphores.ts,
  *   schedule-slots.ts, fences.ts, jobs.ts (jobs and workers), notifications.ts, controls.ts),
  *   listed in families.ts; each engine implements them one module per family and composes them
  *   with compose.ts. Connection-bound features are declared in `capabilities` so callers and the

@@ -18,12 +18,14 @@ import type { LeaseOperations } from './leases.js';
 import type { NotificationOperations } from './notifications.js';
 import type { QueueOperations } from './queues.js';
 import type { ScheduleSlotOperations } from './schedule-slots.js';
+import type { SemaphoreOperations } from './semaphores.js';
 
 /** One implementation per family: what an engine composes (the same object may serve several). */
 export interface EngineFamilies {
   readonly leases: LeaseOperations;
   readonly connectionLocks: ConnectionLockOperations;
   readonly leaseLocks: LeaseLockOperations;
+  readonly semaphores: SemaphoreOperations;
   readonly scheduleSlots: ScheduleSlotOperations;
   readonly fences: FenceOperations;
   readonly jobs: JobOperations;
@@ -41,6 +43,7 @@ export interface EngineOperations
     LeaseOperations,
     ConnectionLockOperations,
     LeaseLockOperations,
+    SemaphoreOperations,
     ScheduleSlotOperations,
     FenceOperations,
     JobOperations,
@@ -79,6 +82,7 @@ export const FAMILY_OPERATIONS = {
     'leaseLockGet',
     'leaseLockList',
   ],
+  semaphores: ['semaphoreAcquire', 'semaphoreRenew', 'semaphoreRelease', 'semaphoreList'],
   scheduleSlots: ['scheduleSlotClaim', 'scheduleSlotList', 'scheduleSlotPrune', 'scheduleList'],
   fences: ['fenceCheck', 'fenceGet'],
   jobs: [
@@ -115,6 +119,7 @@ const everyListed: {
   leases: true,
   connectionLocks: true,
   leaseLocks: true,
+  semaphores: true,
   scheduleSlots: true,
   fences: true,
   jobs: true,

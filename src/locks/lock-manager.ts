@@ -10,6 +10,9 @@
  * | session  | an open transaction on one       | yes   | the connection drops      |
  * | lease    | a row with an expiry (renewed)   | yes   | the term expires          |
  *
+ * Beside them, `semaphore(name, { permits })` builds a counting semaphore whose permits are
+ * lease-like terms (semaphore.ts).
+ *
  * Advisory and session locks need the connection to stay one server session for the whole
  * term: behind pgbouncer they need session pooling (docs/locks-and-elections.md).
  */
@@ -20,6 +23,7 @@ import { LIMITS, requireName, requireSafeInteger } from '../core/validate.js';
 import type { Engine, EngineCapabilities } from '../engine/engine.js';
 import { AdvisoryLock } from './advisory-lock.js';
 import { LeaseLock, leaseLockSettings, type LeaseLockOptions } from './lease-lock.js';
+import { Semaphore, type SemaphoreOptions } from './semaphore.js';
 import { SessionLock } from './session-lock.js';
 import { LockWakeups } from './wait.js';
 
@@ -55,6 +59,15 @@ export class LockManager {
       this.wakeups,
       this.clock,
     );
+  }
+
+  /**
+   * A counting semaphore: at most `permits` valid permits at once, each a term with an expiry
+   * and a fencing token (`acquire({ ttl })`, or `hold({ ttl })` to renew it). Not a flavour of
+   * `Lock`: a handle hands out any number of permits, one per successful call.
+   */
+  semaphore(name: string, options: SemaphoreOptions): Semaphore {
+    return new Semaphore(this.engine, name, options, this.wakeups, this.clock);
   }
 
   /**

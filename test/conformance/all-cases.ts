@@ -7,6 +7,7 @@ import { leaseEngineCases } from './engine/leases.cases.js';
 import { lockEngineCases } from './engine/locks.cases.js';
 import { notificationEngineCases } from './engine/notifications.cases.js';
 import { queueSettingsEngineCases } from './engine/queue-settings.cases.js';
+import { semaphoreEngineCases } from './engine/semaphores.cases.js';
 import { workerEngineCases } from './engine/workers.cases.js';
 import { electionCases } from './toolkit/election.cases.js';
 import { fenceCases } from './toolkit/fence.cases.js';
@@ -14,6 +15,7 @@ import { heldLeaseCases } from './toolkit/held-lease.cases.js';
 import { lockCases } from './toolkit/locks.cases.js';
 import { maintenanceCases } from './toolkit/maintenance.cases.js';
 import { scheduleCases } from './toolkit/schedules.cases.js';
+import { semaphoreCases } from './toolkit/semaphore.cases.js';
 import { workerCases } from './toolkit/worker.cases.js';
 
 export function defineAllCases(h: EngineHarness): void {
@@ -22,6 +24,7 @@ export function defineAllCases(h: EngineHarness): void {
   leaseBatchEngineCases(h);
   notificationEngineCases(h);
   lockEngineCases(h);
+  semaphoreEngineCases(h);
   jobEngineCases(h);
   workerEngineCases(h);
   controlEngineCases(h);
@@ -29,6 +32,7 @@ export function defineAllCases(h: EngineHarness): void {
   // toolkit level: the engine-agnostic services built on top
   heldLeaseCases(h);
   lockCases(h);
+  semaphoreCases(h);
   electionCases(h);
   scheduleCases(h);
   fenceCases(h);

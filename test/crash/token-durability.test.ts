@@ -177,6 +177,33 @@ for (const { how, asyncDefault } of RUNS) {
         },
       ));
 
+    it('semaphores: the next permit after restart has a greater token', () =>
+      acrossCrash(
+        'semaphore',
+        how,
+        async (engine) => {
+          const take = (holder: string, ttlMs: number) =>
+            engine.semaphoreAcquire({ name: 's', holder, permits: 1, ttlMs });
+          const first = await take('a', 60_000);
+          assert.ok(first.acquired);
+          await engine.semaphoreRelease({ ...first.permit });
+          await checkpoint();
+          const second = await take('b', 1);
+          assert.ok(second.acquired);
+          return [first.permit.token, second.permit.token];
+        },
+        async (engine, tokens) => {
+          const next = await engine.semaphoreAcquire({
+            name: 's',
+            holder: 'c',
+            permits: 1,
+            ttlMs: 60_000,
+          });
+          assert.ok(next.acquired, 'the 1 ms permit before the crash has expired');
+          assert.ok(next.permit.token > Math.max(...tokens), `${next.permit.token} > ${tokens}`);
+        },
+      ));
+
     it('job claims: the next claim after restart has a greater generation', () =>
       acrossCrash(
         'job',

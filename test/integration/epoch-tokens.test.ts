@@ -150,6 +150,34 @@ describe('epoch tokens after a failover', () => {
       assert.ok(next.lease.token > lost.lease.token);
     }));
 
+  it('semaphores: a lost permit is not handed out again; the quarantine outlasts the longest permit', () =>
+    withSchema('epoch semaphores', async (ctx) => {
+      const [engine, clock] = await pinnedEngine(ctx);
+      const acquire = (holder: string) =>
+        engine.semaphoreAcquire({ name: 's', holder, permits: 1, ttlMs: 20_000 });
+      const first = await acquire('a');
+      assert.ok(first.acquired);
+      assert.equal(first.permit.token, 1);
+      await engine.semaphoreRelease({ ...first.permit });
+      const lost = await acquire('b');
+      assert.ok(lost.acquired);
+      // The promotion loses b's permit: the slot and the counter are back at a's released one.
+      await sql(
+        ctx,
+        `UPDATE $s.semaphore_slots SET token = 1, holder = 'a', expires_at = $1 WHERE name = 's'`,
+        [first.permit.acquiredAt],
+      );
+      await sql(ctx, `UPDATE $s.semaphores SET token = 1 WHERE name = 's'`);
+      await failOver(ctx);
+      await quarantined(acquire('c'));
+      assert.equal((await epochs(ctx))[0]?.quarantineMs, 20_000, 'the longest permit ttl');
+      await passQuarantine(ctx, clock);
+      const next = await acquire('c');
+      assert.ok(next.acquired);
+      assert.equal(next.permit.token, EPOCH_1_FLOOR + 1);
+      assert.ok(next.permit.token > lost.permit.token, 'above the token the failover lost');
+    }));
+
   it('job claims: a claim the failover lost is not repeated with the same generation', () =>
     withSchema('epoch job claims', async (ctx) => {
       const [engine, clock] = await pinnedEngine(ctx);

@@ -16,6 +16,7 @@ import { MemoryConnectionLocks } from './memory-connection-locks.js';
 import { MemoryFences } from './memory-fences.js';
 import { MemoryLeaseLocks } from './memory-lease-locks.js';
 import { MemoryScheduleSlots } from './memory-schedule-slots.js';
+import { MemorySemaphores } from './memory-semaphores.js';
 import { MemoryNotifier } from './memory-notifier.js';
 import { MemoryWorkers } from './memory-workers.js';
 
@@ -52,6 +53,7 @@ export class MemoryEngine extends ComposedEngine implements Engine {
         leases: new MemoryLeases(now),
         connectionLocks,
         leaseLocks: new MemoryLeaseLocks(now, publish),
+        semaphores: new MemorySemaphores(now, publish),
         scheduleSlots: new MemoryScheduleSlots(now),
         fences: new MemoryFences(),
         jobs: new MemoryJobs(now, publish, queues),

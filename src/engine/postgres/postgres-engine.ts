@@ -27,6 +27,7 @@ import { PostgresConnectionLocks } from './postgres-connection-locks.js';
 import { PostgresFences } from './postgres-fences.js';
 import { PostgresLeaseLocks } from './postgres-lease-locks.js';
 import { PostgresScheduleSlots } from './postgres-schedule-slots.js';
+import { PostgresSemaphores } from './postgres-semaphores.js';
 import { PostgresNotifier } from './postgres-notifier.js';
 import { PostgresWorkers } from './postgres-workers.js';
 import { quoteSchema } from './sql-identifiers.js';
@@ -262,6 +263,7 @@ function families(
         )
       : connectionLocks,
     leaseLocks: new PostgresLeaseLocks(ctx, sql),
+    semaphores: new PostgresSemaphores(ctx),
     scheduleSlots: new PostgresScheduleSlots(ctx, sql),
     fences: new PostgresFences(ctx, sql),
     jobs,

@@ -6,6 +6,7 @@ import { scheduleNextSlot } from './0005_schedule_next_slot.js';
 import { sessionLockTerms } from './0006_session_lock_terms.js';
 import { epochs } from './0007_epochs.js';
 import { queueSettings } from './0008_queue_settings.js';
+import { semaphores } from './0009_semaphores.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -19,4 +20,5 @@ export const MIGRATIONS: readonly Migration[] = [
   sessionLockTerms,
   epochs,
   queueSettings,
+  semaphores,
 ];
