@@ -5,6 +5,7 @@ import { controls } from './0004_controls.js';
 import { scheduleNextSlot } from './0005_schedule_next_slot.js';
 import { sessionLockTerms } from './0006_session_lock_terms.js';
 import { epochs } from './0007_epochs.js';
+import { jobTimeout } from './0010_job_timeout.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -17,4 +18,5 @@ export const MIGRATIONS: readonly Migration[] = [
   scheduleNextSlot,
   sessionLockTerms,
   epochs,
+  jobTimeout,
 ];
