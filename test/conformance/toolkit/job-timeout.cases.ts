@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe } from 'node:test';
 import { JobTimeoutError, isLeaseholdError } from '../../../src/core/errors.js';
 import type { Job } from '../../../src/core/types.js';
+import type { PostgresEngine } from '../../../src/engine/postgres/postgres-engine.js';
 import type { Leasehold } from '../../../src/leasehold.js';
 import type { Worker, WorkerEvents } from '../../../src/queue/worker.js';
 import type { WorkerOptions } from '../../../src/queue/worker-options.js';
@@ -164,6 +165,57 @@ export function jobTimeoutCases(h: EngineHarness): void {
           await worker.stop();
         }
       },
+    );
+
+    conformanceCase(
+      h,
+      "refuses a timed-out handler's completion in its own transaction, which must roll back",
+      async ({ lh, clock, engine }) => {
+        const pool = (engine as PostgresEngine).pool;
+        const schema = (engine as PostgresEngine).schema;
+        await pool.query(`CREATE TABLE "${schema}".invoices (job_id bigint PRIMARY KEY)`);
+        const queued = await lh.queue('billing').enqueue({}, { timeout: 500, maxAttempts: 2 });
+        const gate = deferred();
+        let refusal: unknown;
+        const worker = newWorker(lh, {
+          queues: 'billing',
+          retryBackoff: { baseMs: 3_600_000, capMs: 3_600_000 },
+          handler: async (job, ctx) => {
+            await gate.promise; // ignores its signal, then tries to complete late
+            const client = await pool.connect();
+            try {
+              await client.query('BEGIN');
+              await client.query(`INSERT INTO "${schema}".invoices VALUES ($1)`, [job.id]);
+              await ctx.complete(client, 'too late').catch((error: unknown) => {
+                refusal = error;
+              });
+              await client.query(refusal ? 'ROLLBACK' : 'COMMIT');
+            } finally {
+              client.release();
+            }
+          },
+        });
+        const events = record(worker);
+        await worker.start();
+        try {
+          await pumpUntil(clock, 'the timeout failure', () => events.failed.length === 1, {
+            stepMs: 20,
+          });
+          gate.resolve();
+          await pumpUntil(clock, 'the late handler to settle', () => worker.abandoned === 0);
+        } finally {
+          gate.resolve();
+          await worker.stop();
+        }
+        assert.ok(refusal instanceof JobTimeoutError, 'complete(tx) refused with the timeout');
+        assert.deepEqual(events.log, ['started', 'failed']);
+        const { rows } = await pool.query(`SELECT job_id FROM "${schema}".invoices`);
+        assert.deepEqual(rows, [], 'the business write rolled back with it');
+        const job = (await engine.jobGet({ id: queued.id }))!;
+        assert.equal(job.status, 'pending');
+        assert.equal(job.result, null);
+      },
+      { requires: ['callerTransactions'], engine: 'postgres' },
     );
 
     conformanceCase(
