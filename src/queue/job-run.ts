@@ -13,7 +13,8 @@
  *
  * The AbortController behind the signal is made on first use: most handlers never look at
  * their signal, and one controller per job was a measurable share of a fast worker's CPU (and
- * of its garbage). A signal asked for after the job was lost is born aborted, with the reason.
+ * of its garbage). A signal asked for after the job was lost or timed out is born aborted, with
+ * the reason.
  */
 import type { Clock, Timer } from '../core/clock.js';
 import { LeaseLostError, type JobTimeoutError } from '../core/errors.js';

@@ -11,8 +11,8 @@ import type { Job } from '../core/types.js';
 import { trustTiming } from '../core/trust.js';
 import { LIMITS, optionalBoolean, requireName, requireSafeInteger } from '../core/validate.js';
 import type { CallerTransaction } from '../engine/engine.js';
-import { toTimeoutMs } from './enqueue-options.js';
 import type { Logger } from '../runtime/logger.js';
+import { toTimeoutMs } from './enqueue-options.js';
 
 /** What a handler receives besides its job. */
 export interface JobContext {
