@@ -120,6 +120,16 @@ export class TimeoutError extends LeaseholdError {
   }
 }
 
+/**
+ * A job's handler ran past its `timeout`: the reason its signal fires, and the error its attempt
+ * fails with (retried per the worker's policy like any other failure).
+ */
+export class JobTimeoutError extends TimeoutError {
+  constructor(jobId: number, timeoutMs: number) {
+    super(`job ${jobId} timed out after ${timeoutMs} ms`, { jobId, timeoutMs });
+  }
+}
+
 export class AbortedError extends LeaseholdError {
   constructor(message = 'the operation was aborted', cause?: unknown) {
     super('aborted', message, {}, { cause });

@@ -115,6 +115,11 @@ export interface Job {
   readonly updatedAt: Date;
   /** When it reached completed, dead or cancelled. */
   readonly finishedAt: Date | null;
+  /**
+   * How long one attempt may run before it is failed and its signal fires (ms); null when the
+   * job has none and the worker's default applies.
+   */
+  readonly timeoutMs: number | null;
 }
 
 export type WorkerStatus = 'alive' | 'draining' | 'dead' | 'stopped';

@@ -39,6 +39,8 @@ export interface JobSpec {
   /** …or a delay from the engine's now (ignored when runAt is given). */
   delayMs?: number;
   maxAttempts: number;
+  /** Ms one attempt may run before the worker fails it; null/absent: the worker's default. */
+  timeoutMs?: number | null;
 }
 
 /**
@@ -72,6 +74,7 @@ export function newJob(spec: JobSpec, id: number, createdAt: Date, availableAt: 
     createdAt,
     updatedAt: new Date(createdAt.getTime()), // its own object: a Date can be changed in place
     finishedAt: null,
+    timeoutMs: spec.timeoutMs ?? null,
   };
 }
 

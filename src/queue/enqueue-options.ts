@@ -21,6 +21,11 @@ export const QUEUE_LIMITS = {
   headerCountMax: 64,
   /** One year: a job meant to run later than that is a calendar entry, not a job. */
   delayMaxMs: 366 * 24 * 60 * 60 * 1000,
+  /**
+   * A job's (or a worker's default) timeout: at most 7 days. A longer attempt is better served by
+   * its lease and its signal alone; the cap also keeps the stored ms well inside an integer.
+   */
+  timeoutMaxMs: 7 * 24 * 60 * 60 * 1000,
 } as const;
 
 export interface EnqueueOptions {
@@ -40,6 +45,12 @@ export interface EnqueueOptions {
   runAt?: Date;
   /** Claims before the job is dead-lettered; default 10. */
   maxAttempts?: number;
+  /**
+   * How long one attempt may run: at the timeout the handler's signal fires with a
+   * `JobTimeoutError` and the attempt fails (retried per the worker's policy), whether or not the
+   * handler stops. Stored on the job; beats the worker's `timeout`. At most 7 days.
+   */
+  timeout?: Duration;
   /** Enqueue inside your own transaction (a pg `PoolClient` inside BEGIN, or anything with `query`). */
   tx?: CallerTransaction;
 }
@@ -78,7 +89,13 @@ export function toJobSpec(queue: string, payload: unknown, options: EnqueueOptio
       min: 0,
       max: QUEUE_LIMITS.delayMaxMs,
     });
+  if (options.timeout !== undefined) spec.timeoutMs = toTimeoutMs(options.timeout);
   return spec;
+}
+
+/** A job's or a worker's `timeout` in ms: a positive duration of at most 7 days. */
+export function toTimeoutMs(value: unknown): number {
+  return toMilliseconds('timeout', value, { min: 1, max: QUEUE_LIMITS.timeoutMaxMs });
 }
 
 /**

@@ -54,11 +54,16 @@ export class RunContext implements JobContext {
     });
     if (!accepted.includes(run.ref.id))
       throw new LeaseLostError(`job:${run.ref.id}`, 'the job is no longer this worker’s');
+    // Timed out while the statement was out: the attempt is being failed (that failure waits
+    // for this transaction's row lock), so the caller must roll back, as for a lost lease. A
+    // lease lost meanwhile is not checked again: the database accepted, so the job was ours.
+    if (run.timedOut) this.throwIfLost();
     run.completedInTransaction = true;
   }
 
+  /** Lost, handed back or timed out: the job is no longer this handler's to renew or complete. */
   private throwIfLost(): void {
-    const reason = this.run.lostReason;
+    const reason = this.run.stopReason;
     if (reason) throw reason;
   }
 }

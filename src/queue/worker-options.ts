@@ -12,6 +12,7 @@ import { trustTiming } from '../core/trust.js';
 import { LIMITS, optionalBoolean, requireName, requireSafeInteger } from '../core/validate.js';
 import type { CallerTransaction } from '../engine/engine.js';
 import type { Logger } from '../runtime/logger.js';
+import { toTimeoutMs } from './enqueue-options.js';
 
 /** What a handler receives besides its job. */
 export interface JobContext {
@@ -19,7 +20,10 @@ export interface JobContext {
   readonly token: number;
   /** 1 on the first attempt. */
   readonly attempt: number;
-  /** Fires when the worker must stop: lease lost, job cancelled, drain hand-back or hard stop. */
+  /**
+   * Fires when the worker must stop: lease lost, job cancelled, the job's timeout (a
+   * `JobTimeoutError`), drain hand-back or hard stop.
+   */
   readonly signal: AbortSignal;
   /** Renews this worker's leases now (a long step is about to start); resolves when done. */
   renew(): Promise<void>;
@@ -27,7 +31,8 @@ export interface JobContext {
   heartbeat(): Promise<void>;
   /**
    * Completes the job inside your own transaction, with your business writes: both commit or
-   * neither does. Throws `lease_lost` (roll back!) when the job is no longer this worker's.
+   * neither does. Throws `lease_lost` (roll back!) when the job is no longer this worker's, and
+   * the `timeout` error (roll back too) once the attempt has timed out.
    */
   complete(tx: CallerTransaction, result?: unknown): Promise<void>;
 }
@@ -58,6 +63,13 @@ export interface WorkerOptions {
   maxClaimBatch?: number;
   /** Backoff before retries; default 1 s doubling to 1 h, full jitter. */
   retryBackoff?: BackoffPolicy;
+  /**
+   * How long one attempt may run, for jobs enqueued without a `timeout` of their own (the job's
+   * wins); default none. At the timeout the handler's signal fires with a `JobTimeoutError`, the
+   * attempt fails through the retry policy and its slot is freed, whether or not the handler
+   * stops (decision 0241). At most 7 days.
+   */
+  timeout?: Duration;
   /**
    * Delete each job when it completes instead of keeping it as `completed` until pruned; default
    * false. Faster (one row write fewer per job, about half the WAL), but completed jobs and their
@@ -90,6 +102,8 @@ export interface ResolvedWorkerOptions {
   flushWindowMs: number;
   maxClaimBatch: number;
   retryBackoff: BackoffPolicy;
+  /** The default timeout of an attempt in ms; null: none. */
+  timeoutMs: number | null;
   removeOnComplete: boolean;
   notifications: boolean;
   heartbeatEveryMs: number;
@@ -139,6 +153,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     flushWindowMs: toMilliseconds('flushWindow', o.flushWindow ?? 2, { min: 0, max: 1_000 }),
     maxClaimBatch,
     retryBackoff: o.retryBackoff ?? DEFAULT_BACKOFF,
+    timeoutMs: o.timeout === undefined ? null : toTimeoutMs(o.timeout),
     removeOnComplete: optionalBoolean('removeOnComplete', o.removeOnComplete, false),
     notifications: optionalBoolean('notifications', o.notifications, true),
     heartbeatEveryMs: toMilliseconds('heartbeatEvery', o.heartbeatEvery ?? 5_000, { min: 10 }),

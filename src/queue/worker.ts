@@ -6,6 +6,11 @@
  * - OutcomeBatcher: completions and failures, one statement per flush window;
  * - WorkerPresence: the row in the workers table.
  *
+ * A job's attempt may have a timeout (the job's own, else the worker's default): at it the
+ * handler's signal fires with a JobTimeoutError, the attempt fails through the retry policy at
+ * once and its slot is freed; the handler, if it goes on, is abandoned: counted in `abandoned`
+ * until it settles, its completion refused, its outcome ignored (decision 0241).
+ *
  * States: idle -> running -> draining -> stopped. `drain()` stops claiming, lets in-flight jobs
  * finish up to its timeout, then hands the rest back at once (their attempt is given back) so
  * no job waits for a lease to expire; `stop()` is a drain with no patience.
@@ -15,7 +20,7 @@ import { hostname } from 'node:os';
 import type { Clock } from '../core/clock.js';
 import { systemClock } from '../core/clock.js';
 import { toMilliseconds, type Duration } from '../core/duration.js';
-import { AbortedError, ConflictError } from '../core/errors.js';
+import { AbortedError, ConflictError, JobTimeoutError } from '../core/errors.js';
 import type { Job } from '../core/types.js';
 import type { Engine } from '../engine/engine.js';
 import { TypedEvents } from '../runtime/events.js';
@@ -37,8 +42,16 @@ import {
 export interface WorkerEvents {
   'job:started': { job: Job };
   'job:completed': { job: Job; durationMs: number };
-  /** `outcome` is null when the failure was refused because the job was no longer ours. */
-  'job:failed': { job: Job; error: string; outcome: 'retried' | 'dead' | null };
+  /**
+   * `outcome` is null when the failure was refused because the job was no longer ours;
+   * `timedOut` says the attempt was failed at its timeout (`error` is then the JobTimeoutError).
+   */
+  'job:failed': {
+    job: Job;
+    error: string;
+    outcome: 'retried' | 'dead' | null;
+    timedOut: boolean;
+  };
   /** The worker stopped trusting its lease on the job (expired, cancelled, taken over). */
   'job:lost': { job: Job; reason: string };
   'worker:drained': { handedBack: number };
@@ -61,7 +74,10 @@ export class Worker {
   private readonly logger: Logger;
   private readonly random: () => number;
   private readonly runs = new Map<number, JobRun>();
+  /** Slots taken: handlers running and not timed out. */
   private active = 0;
+  /** Handlers failed at their timeout that have not settled yet. */
+  private abandonedHandlers = 0;
   private status: WorkerState = 'idle';
   private readonly idleWaiters = new Set<() => void>();
   private readonly producer: Producer;
@@ -152,6 +168,14 @@ export class Worker {
     return this.runs.size;
   }
 
+  /**
+   * Handlers that ran past their timeout and have not returned: their jobs are failed and their
+   * slots given to other jobs, but their code may still be running (it ignored its signal).
+   */
+  get abandoned(): number {
+    return this.abandonedHandlers;
+  }
+
   /** Registers the worker and starts claiming. */
   async start(): Promise<void> {
     if (this.status !== 'idle') throw new ConflictError(`worker ${this.id} is ${this.status}`);
@@ -217,6 +241,10 @@ export class Worker {
     const run = new JobRun(job, this.deadlines, this.clock.monotonic(), claimSentAt);
     this.runs.set(job.id, run);
     this.active++;
+    // The job's own timeout wins over the worker's default.
+    const timeoutMs = job.timeoutMs ?? this.o.timeoutMs;
+    if (timeoutMs !== null)
+      run.armTimeout(this.clock, timeoutMs, () => this.timeOut(run, timeoutMs));
     void this.execute(run);
   }
 
@@ -234,18 +262,51 @@ export class Worker {
     } catch (error) {
       failure = error;
     }
+    if (run.timedOut) {
+      // Failed at its timeout, its slot freed then: whatever the handler says now is too late.
+      this.abandonedHandlers--;
+      return;
+    }
+    this.freeSlot();
+    if (run.state === 'done') return; // handed back by a drain while the handler ran
+    run.state = 'flushing';
+    await this.settle(run, ok, ok ? result : failure);
+  }
+
+  /**
+   * The attempt ran past its timeout. Its signal fires, and its failure goes out now through the
+   * retry policy, like a thrown error, without waiting for the handler: a handler that ignores
+   * its signal must not hold the job, nor leave it to wait out its lease. The slot is freed now
+   * too (a hung handler must not starve the worker); the job's fencing stays behind: the
+   * handler's `complete` and `renew` throw the timeout from now on, its outcome is ignored, and
+   * its token is older than the next attempt's.
+   */
+  private timeOut(run: JobRun, timeoutMs: number): void {
+    if (run.state !== 'running') return; // settled first, or handed back by a drain
+    const error = new JobTimeoutError(run.ref.id, timeoutMs);
+    run.timeOut(error);
+    this.abandonedHandlers++;
+    this.freeSlot();
+    this.logger.warn({ job: run.ref.id, worker: this.id, timeoutMs }, error.message);
+    void this.settle(run, false, error);
+  }
+
+  private freeSlot(): void {
     this.active--;
     this.producer.slotFreed();
     this.notifyIdle();
-    if (run.state === 'done') return; // handed back by a drain while the handler ran
-    run.state = 'flushing';
+  }
+
+  /** Writes the outcome of a run whose handler is done (or timed out) and says what became of it. */
+  private async settle(run: JobRun, ok: boolean, value: unknown): Promise<void> {
+    const { job } = run;
     try {
       if (run.lost) {
         // The job is someone else's now (or will be): an outcome would be refused anyway.
       } else if (ok && run.completedInTransaction) {
         this.events.emit('job:completed', { job, durationMs: this.elapsed(run) });
       } else if (ok) {
-        if (await this.batcher.complete(run, result ?? null)) {
+        if (await this.batcher.complete(run, value ?? null)) {
           this.events.emit('job:completed', { job, durationMs: this.elapsed(run) });
         } else {
           this.reportLost(run);
@@ -253,9 +314,14 @@ export class Worker {
       } else {
         // Also when the handler completed in its transaction and then threw: if that transaction
         // rolled back the job is still ours and fails; if it committed, the failure is refused.
-        const decision = decideFailure(failure, job.attempts, this.o.retryBackoff, this.random);
+        const decision = decideFailure(value, job.attempts, this.o.retryBackoff, this.random);
         const outcome = await this.batcher.fail(run, decision);
-        this.events.emit('job:failed', { job, error: decision.error, outcome });
+        this.events.emit('job:failed', {
+          job,
+          error: decision.error,
+          outcome,
+          timedOut: run.timedOut,
+        });
       }
     } finally {
       run.finish();

@@ -45,5 +45,6 @@ export function jobJson(job: Job) {
     createdAt: job.createdAt.toISOString(),
     updatedAt: job.updatedAt.toISOString(),
     finishedAt: job.finishedAt?.toISOString() ?? null,
+    timeoutMs: job.timeoutMs,
   };
 }

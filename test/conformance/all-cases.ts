@@ -12,6 +12,7 @@ import { workerEngineCases } from './engine/workers.cases.js';
 import { electionCases } from './toolkit/election.cases.js';
 import { fenceCases } from './toolkit/fence.cases.js';
 import { heldLeaseCases } from './toolkit/held-lease.cases.js';
+import { jobTimeoutCases } from './toolkit/job-timeout.cases.js';
 import { lockCases } from './toolkit/locks.cases.js';
 import { maintenanceCases } from './toolkit/maintenance.cases.js';
 import { scheduleCases } from './toolkit/schedules.cases.js';
@@ -37,5 +38,6 @@ export function defineAllCases(h: EngineHarness): void {
   scheduleCases(h);
   fenceCases(h);
   workerCases(h);
+  jobTimeoutCases(h);
   maintenanceCases(h);
 }

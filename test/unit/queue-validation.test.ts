@@ -28,6 +28,12 @@ const BAD: [string, unknown, EnqueueOptions, string][] = [
   ['both runAt and delay', {}, { runAt: new Date(), delay: 5 }, 'runAt'],
   ['non-string header values', {}, { headers: { n: 1 as never } }, 'headers.n'],
   ['an array of headers', {}, { headers: [] as never }, 'headers'],
+  ['a zero timeout', {}, { timeout: 0 }, 'timeout'],
+  ['a negative timeout', {}, { timeout: -5 }, 'timeout'],
+  ['a timeout that rounds to 0 ms', {}, { timeout: 0.4 }, 'timeout'],
+  ['an unreadable timeout', {}, { timeout: 'soon' }, 'timeout'],
+  ['a null timeout', {}, { timeout: null as never }, 'timeout'],
+  ['a timeout above 7 days', {}, { timeout: '8d' }, 'timeout'],
 ];
 
 describe('enqueue input validation', () => {
@@ -46,6 +52,11 @@ describe('enqueue input validation', () => {
           lh.queue('q').enqueueMany([{ payload: 1 }, { payload: 2, options: { priority: 0.5 } }]),
           (e: unknown) =>
             isLeaseholdError(e, 'invalid_argument') && e.details['field'] === 'jobs[1].priority',
+        );
+        await assert.rejects(
+          lh.queue('q').enqueueMany([{ payload: 1, options: { timeout: -1 } }, { payload: 2 }]),
+          (e: unknown) =>
+            isLeaseholdError(e, 'invalid_argument') && e.details['field'] === 'jobs[0].timeout',
         );
         assert.throws(
           () => lh.queue(''),

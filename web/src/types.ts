@@ -86,4 +86,6 @@ export interface JobView {
   errors: { attempt: number; at: string; error: string }[];
   createdAt: string;
   finishedAt: string | null;
+  /** How long one attempt may run (ms); null: the worker's default. */
+  timeoutMs: number | null;
 }

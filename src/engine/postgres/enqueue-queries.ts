@@ -9,13 +9,13 @@ import { CLOCK, LIVE, MS, jobColumns, notified } from './job-queries.js';
 /** The enqueue input, `$1`: a jsonb array of specJson objects (postgres-enqueue.ts) as rows `i`. */
 const ENQUEUE_INPUT = `jsonb_to_recordset($1::jsonb) AS i(o integer, queue text, type text, key text,
   payload jsonb, headers jsonb, partition_key text, priority integer, run_at timestamptz,
-  delay_ms float8, max_attempts integer)`;
+  delay_ms float8, max_attempts integer, timeout_ms integer)`;
 
 /** The columns an enqueue writes, and their values from an input row `i` and `clock`. */
 const ENQUEUE_COLUMNS = `queue, type, key, payload, headers, partition_key, priority, max_attempts,
-  available_at, created_at, updated_at`;
+  timeout_ms, available_at, created_at, updated_at`;
 const ENQUEUE_VALUES = `i.queue, i.type, i.key, i.payload, coalesce(i.headers, '{}'::jsonb),
-  i.partition_key, coalesce(i.priority, 0), i.max_attempts,
+  i.partition_key, coalesce(i.priority, 0), i.max_attempts, i.timeout_ms,
   coalesce(i.run_at, clock.now + greatest(coalesce(i.delay_ms, 0), 0) ${MS}), clock.now, clock.now`;
 
 export interface EnqueueQueries {
@@ -28,7 +28,7 @@ export function enqueueQueries(s: string): EnqueueQueries {
   const cols = jobColumns('j');
   return {
     // $1 jsonb array of {o, queue, type, key, payload, headers, partition_key, priority, run_at,
-    // delay_ms, max_attempts} (keys already deduplicated), $2 now, $3 notify channel, or null
+    // delay_ms, max_attempts, timeout_ms} (keys already deduplicated), $2 now, $3 notify channel, or null
     // when the caller notifies after commit (notify-coalescer.ts).
     //
     // Ids are drawn here, in input order, so a batch's FIFO order is its id order and each

@@ -43,6 +43,7 @@ export const JOB_COLUMNS = [
   'created_at',
   'updated_at',
   'finished_at',
+  'timeout_ms',
 ] as const;
 
 export type JobColumn = (typeof JOB_COLUMNS)[number];

@@ -37,6 +37,7 @@ export interface JobRow extends Record<JobColumn, unknown> {
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
+  timeout_ms: number | null;
 }
 
 export interface WorkerRow {
@@ -93,6 +94,7 @@ export function mapJobValues(v: readonly unknown[]): Job {
     createdAt: v[AT.created_at] as Date,
     updatedAt: v[AT.updated_at] as Date,
     finishedAt: v[AT.finished_at] as Date | null,
+    timeoutMs: v[AT.timeout_ms] as number | null,
   };
 }
 

@@ -165,5 +165,6 @@ function specJson(o: number, spec: JobSpec): Record<string, unknown> {
     run_at: spec.runAt ? spec.runAt.toISOString() : null,
     delay_ms: spec.delayMs ?? 0,
     max_attempts: spec.maxAttempts,
+    timeout_ms: spec.timeoutMs ?? null,
   };
 }

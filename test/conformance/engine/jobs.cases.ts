@@ -52,6 +52,7 @@ export function jobEngineCases(h: EngineHarness): void {
         assert.equal(job.createdAt.getTime(), now);
         assert.equal(job.updatedAt.getTime(), now);
         assert.equal(job.finishedAt, null);
+        assert.equal(job.timeoutMs, null, 'no timeout of its own: the worker decides');
         assert.deepEqual(await engine.jobGet({ id: job.id }), job);
       },
     );
@@ -77,6 +78,7 @@ export function jobEngineCases(h: EngineHarness): void {
             partitionKey: `p${i}`,
             priority: i - 2,
             maxAttempts: 7,
+            timeoutMs: (i + 1) * 1_000,
           })),
         });
         for (const [i, { job }] of outcomes.entries()) {
@@ -89,6 +91,7 @@ export function jobEngineCases(h: EngineHarness): void {
             assert.equal(seen?.partitionKey, `p${i}`);
             assert.equal(seen?.priority, i - 2);
             assert.equal(seen?.maxAttempts, 7);
+            assert.equal(seen?.timeoutMs, (i + 1) * 1_000);
           }
         }
       },
@@ -103,14 +106,16 @@ export function jobEngineCases(h: EngineHarness): void {
           { queue: 'q', payload: { nested: { list: [1, 2.5, 'три'] }, b: true }, maxAttempts: 1 },
           { queue: 'q', payload: null, type: 'v2', headers: { trace: 't1' }, maxAttempts: 4 },
           { queue: 'q', payload: 'text', partitionKey: 'p', priority: -3, maxAttempts: 2 },
+          { queue: 'q', payload: 'slow', timeoutMs: 250, maxAttempts: 2 },
           { queue: 'other', payload: [1, [2]], delayMs: 1_500, maxAttempts: 9 },
           { queue: 'q', payload: 7, runAt, priority: 5, maxAttempts: 3 },
         ];
         const outcomes = await engine.jobEnqueue({ jobs: specs });
         assert.equal(outcomes.length, specs.length);
         const now = clock.now().getTime();
-        assert.equal(outcomes[3]?.job.availableAt.getTime(), now + 1_500);
-        assert.equal(outcomes[4]?.job.availableAt.getTime(), runAt.getTime());
+        assert.equal(outcomes[3]?.job.timeoutMs, 250);
+        assert.equal(outcomes[4]?.job.availableAt.getTime(), now + 1_500);
+        assert.equal(outcomes[5]?.job.availableAt.getTime(), runAt.getTime());
         for (const [i, { job, created }] of outcomes.entries()) {
           assert.ok(created);
           assert.equal(job.queue, specs[i]!.queue);
@@ -275,6 +280,25 @@ export function jobEngineCases(h: EngineHarness): void {
           order.push(next?.payload);
         }
         assert.deepEqual(order, ['high-1', 'high-2', 'low-earlier', 'low', 'negative']);
+      },
+    );
+
+    conformanceCase(
+      h,
+      "hands a job's timeout to whoever claims it, through failures and an operator's retry",
+      async ({ engine }) => {
+        const [job] = await enqueue(engine, spec({ timeoutMs: 1_500, maxAttempts: 1 }));
+        const [claimed] = await claim(engine, 'w1');
+        assert.equal(claimed?.timeoutMs, 1_500, 'the claim answers it');
+        assert.deepEqual(await engine.jobGet({ id: job!.id }), claimed);
+        await engine.jobFail({
+          workerId: 'w1',
+          jobs: [{ ...ref(claimed!), error: 'timed out', retryDelayMs: 0 }],
+        });
+        const retried = await engine.jobRetry({ id: job!.id });
+        assert.equal(retried?.timeoutMs, 1_500);
+        const [again] = await claim(engine, 'w2');
+        assert.equal(again?.timeoutMs, 1_500);
       },
     );
 

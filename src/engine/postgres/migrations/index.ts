@@ -7,6 +7,7 @@ import { sessionLockTerms } from './0006_session_lock_terms.js';
 import { epochs } from './0007_epochs.js';
 import { queueSettings } from './0008_queue_settings.js';
 import { semaphores } from './0009_semaphores.js';
+import { jobTimeout } from './0010_job_timeout.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -21,4 +22,5 @@ export const MIGRATIONS: readonly Migration[] = [
   epochs,
   queueSettings,
   semaphores,
+  jobTimeout,
 ];
