@@ -135,6 +135,12 @@ const KNOWN_TO_CLAIMER: ReadonlySet<JobColumn> = new Set([
   'result',
   'finished_at',
 ] as const);
+/** What every claim writes on a job it takes ($2 worker id, $4 lease ttl ms), besides its slots. */
+const CLAIM_SET = `status = 'processing', claimed_by = $2, claimed_at = clock.now,
+          lease_expires_at = clock.now + $4::float8 ${MS},
+          generation = ${NEXT_TERM('j.generation')}, attempts = j.attempts + 1,
+          updated_at = clock.now`;
+
 const CLAIM_RETURNING = JOB_COLUMNS.map((c) =>
   KNOWN_TO_CLAIMER.has(c) ? `NULL AS ${c}` : `j.${c}`,
 ).join(', ');
@@ -201,13 +207,7 @@ export function jobQueries(s: string): JobQueries {
       ),
       claimed AS (
         UPDATE ${s}.jobs j SET
-          status           = 'processing',
-          claimed_by       = $2,
-          claimed_at       = clock.now,
-          lease_expires_at = clock.now + $4::float8 ${MS},
-          generation       = ${NEXT_TERM('j.generation')},
-          attempts         = j.attempts + 1,
-          updated_at       = clock.now,
+          ${CLAIM_SET},
           slot             = NULL,
           key_slot         = 0
         FROM clock
@@ -258,13 +258,7 @@ export function jobQueries(s: string): JobQueries {
       ${CLAIM_SLOTS(s)},
       claimed AS (
         UPDATE ${s}.jobs j SET
-          status           = 'processing',
-          claimed_by       = $2,
-          claimed_at       = clock.now,
-          lease_expires_at = clock.now + $4::float8 ${MS},
-          generation       = ${NEXT_TERM('j.generation')},
-          attempts         = j.attempts + 1,
-          updated_at       = clock.now,
+          ${CLAIM_SET},
           slot             = a.slot,
           key_slot         = a.key_slot
         -- Arrays, not a join with \`assigned\`: a join let the planner hash the whole jobs
