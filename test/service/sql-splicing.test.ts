@@ -23,7 +23,8 @@ const SQL_WORDS =
  *   DURABLE_COMMIT);
  * - the parameters of the SQL helpers (CLOCK, STATE, notified, appendError, jobColumns,
  *   renewSet, ownedLive, DURABLE_CLOCK, and the epoch helpers EPOCH_CTE, NEXT_TERM,
- *   QUARANTINE_GATE, BEGIN_EPOCH, grantsNewTerm), which are only ever called with literals, the
+ *   QUARANTINE_GATE, BEGIN_EPOCH, grantsNewTerm; the claim's flow-control fragments CLAIM_LIMITS,
+ *   CLAIM_SLOTS, RATE_STARTS; postgres-queues.ts's `field`), which are only ever called with literals, the
  *   constants above, or vetted helper calls and templates (checked below).
  */
 const ALLOWED_NAMES = new Set([
@@ -55,6 +56,18 @@ const ALLOWED_NAMES = new Set([
   'predicate',
   'DURABLE_COMMIT',
   'FIRST_TERM',
+  'SLOT_FREED',
+  'CLAIM_SET',
+  'COLUMNS',
+  'PERMIT_COLUMNS',
+  'owned',
+  // postgres-queues.ts: `field(...)` of literals, kept in `fresh`
+  'fresh.paused',
+  'fresh.concurrency',
+  'fresh.perKey',
+  'fresh.rateLimit',
+  'fresh.ratePer',
+  'fresh.fairness',
   // helper parameters
   'param',
   'now',
@@ -69,6 +82,9 @@ const ALLOWED_NAMES = new Set([
   'grantsNewTerm',
   'durableCommit',
   'resource',
+  'jsonKey',
+  'whenNamed',
+  'otherwise',
 ]);
 const ALLOWED_HELPERS = new Set([
   'CLOCK',
@@ -84,6 +100,10 @@ const ALLOWED_HELPERS = new Set([
   'QUARANTINE_GATE',
   'BEGIN_EPOCH',
   'grantsNewTerm',
+  'CLAIM_LIMITS',
+  'CLAIM_SLOTS',
+  'RATE_STARTS',
+  'field',
 ]);
 
 export interface Splice {

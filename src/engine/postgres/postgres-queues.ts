@@ -39,8 +39,8 @@ const mapSettings = (row: QueueRow): QueueSettings => ({
 });
 
 /** A field of the change: its new value when `$2` names it, else the stored one (or default). */
-const field = (key: string, value: string, stored: string): string =>
-  `CASE WHEN $2::jsonb ? '${key}' THEN ${value} ELSE ${stored} END`;
+const field = (jsonKey: string, whenNamed: string, otherwise: string): string =>
+  `CASE WHEN $2::jsonb ? '${jsonKey}' THEN ${whenNamed} ELSE ${otherwise} END`;
 
 export class PostgresQueues implements QueueOperations {
   private readonly sql: Record<
