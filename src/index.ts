@@ -12,6 +12,8 @@ export type {
   FencingToken,
   Job,
   JobAttemptError,
+  JobExplanation,
+  JobExplanationReason,
   JobStatus,
   Lease,
   LeaseListFilter,

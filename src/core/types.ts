@@ -185,3 +185,27 @@ export function isDefaultQueueSettings(s: QueueSettings): boolean {
     s.fairness === d.fairness
   );
 }
+
+/**
+ * Why a job is not running (`lh.queue(name).explain(id)`), the first that applies in this
+ * order: not pending at all; `scheduled` / `backoff` (not available until `until`); `paused`;
+ * `partition` (behind job `behind` of its partition key); `concurrency` (`inFlight` of `limit`);
+ * `rate` (the window's next start at `nextSlotAt`); `no-worker` (no live worker serves the
+ * queue); otherwise `ready` (the next claim may take it).
+ */
+export type JobExplanation =
+  | { readonly reason: 'not-pending'; readonly status: JobStatus }
+  | { readonly reason: 'scheduled' | 'backoff'; readonly until: Date }
+  | { readonly reason: 'paused' }
+  | { readonly reason: 'partition'; readonly behind: number }
+  | { readonly reason: 'concurrency'; readonly inFlight: number; readonly limit: number }
+  | {
+      readonly reason: 'rate';
+      readonly nextSlotAt: Date;
+      readonly limit: number;
+      readonly per: number;
+    }
+  | { readonly reason: 'no-worker' }
+  | { readonly reason: 'ready' };
+
+export type JobExplanationReason = JobExplanation['reason'];

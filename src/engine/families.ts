@@ -104,7 +104,7 @@ export const FAMILY_OPERATIONS = {
   workers: ['workerRegister', 'workerHeartbeat', 'workerList', 'workerMarkDead'],
   notifications: ['notifyListen', 'notifySend'],
   controls: ['controlGet', 'controlSet'],
-  queues: ['queueSettingsGet', 'queueSettingsList', 'queueConfigure'],
+  queues: ['queueSettingsGet', 'queueSettingsList', 'queueConfigure', 'jobExplain'],
 } as const satisfies { readonly [F in EngineFamilyName]: readonly (keyof EngineFamilies[F])[] };
 
 type Unlisted<F extends EngineFamilyName> = Exclude<

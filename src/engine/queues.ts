@@ -4,7 +4,7 @@
  * defaultQueueSettings); an engine keeps no row for a queue whose settings are all defaults,
  * so that its claims take the plain path.
  */
-import type { QueueSettings } from '../core/types.js';
+import type { JobExplanation, QueueSettings } from '../core/types.js';
 
 /** A change to a queue's settings: absent fields stay as they are, `null` removes a limit. */
 export interface QueueSettingsChange {
@@ -22,4 +22,9 @@ export interface QueueOperations {
   queueSettingsList(): Promise<QueueSettings[]>;
   /** Applies `change` atomically and returns the settings now in force. */
   queueConfigure(params: { queue: string; change: QueueSettingsChange }): Promise<QueueSettings>;
+  /**
+   * Why the job is not running (explain.ts decides); null when no job has this id (or, with
+   * `queue`, none of that queue).
+   */
+  jobExplain(params: { id: number; queue?: string }): Promise<JobExplanation | null>;
 }

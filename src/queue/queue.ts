@@ -6,13 +6,14 @@
  */
 import {
   InvalidArgumentError,
+  NotFoundError,
   UnavailableError,
   UnsupportedError,
   isLeaseholdError,
 } from '../core/errors.js';
-import type { Job, QueueSettings } from '../core/types.js';
+import type { Job, JobExplanation, QueueSettings } from '../core/types.js';
 import type { CallerTransaction, Engine } from '../engine/engine.js';
-import { requireName } from '../core/validate.js';
+import { requireName, requireSafeInteger } from '../core/validate.js';
 import type { EnqueueOutcome, JobSpec } from '../engine/jobs.js';
 import { Coalescer } from '../runtime/coalescer.js';
 import { mapLimited } from '../runtime/map-limited.js';
@@ -164,6 +165,17 @@ export class Queue {
   /** Lets the queue's jobs start again, and wakes the workers that serve it. */
   resume(): Promise<QueueSettings> {
     return this.engine.queueConfigure({ queue: this.name, change: { paused: false } });
+  }
+
+  /**
+   * Why job `jobId` of this queue is not running, the first reason that applies (core/types
+   * JobExplanation). Throws `not_found` when the queue has no such job.
+   */
+  async explain(jobId: number): Promise<JobExplanation> {
+    const id = requireSafeInteger('jobId', jobId, 1);
+    const explanation = await this.engine.jobExplain({ id, queue: this.name });
+    if (!explanation) throw new NotFoundError(`job of queue ${this.name}`, id);
+    return explanation;
   }
 
   /** `{ paused, concurrency, perKeyConcurrency, rate, fairness }` as stored now. */

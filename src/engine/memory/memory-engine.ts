@@ -47,7 +47,14 @@ export class MemoryEngine extends ComposedEngine implements Engine {
     const publish = (topic: string, payload: string): void => notifier.publish(topic, payload);
     const connectionLocks = new MemoryConnectionLocks();
     const state = { closed: false };
-    const queues = new MemoryQueues(publish);
+    const workers = new MemoryWorkers(now);
+    // The queue family explains a job from the job and worker families' facts; `jobs` is made
+    // just below (its claims read the queue family), hence the closure.
+    const queues: MemoryQueues = new MemoryQueues(publish, {
+      jobFacts: (id) => jobs.explainFacts(id),
+      served: (queue) => workers.serves(queue),
+    });
+    const jobs: MemoryJobs = new MemoryJobs(now, publish, queues);
     super(
       {
         leases: new MemoryLeases(now),
@@ -56,8 +63,8 @@ export class MemoryEngine extends ComposedEngine implements Engine {
         semaphores: new MemorySemaphores(now, publish),
         scheduleSlots: new MemoryScheduleSlots(now),
         fences: new MemoryFences(),
-        jobs: new MemoryJobs(now, publish, queues),
-        workers: new MemoryWorkers(now),
+        jobs,
+        workers,
         notifications: notifier,
         controls: new MemoryControls(now),
         queues,

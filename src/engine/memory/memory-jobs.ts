@@ -14,7 +14,7 @@ import { backoffDelay } from '../../core/backoff.js';
 import { ConflictError, UnsupportedError } from '../../core/errors.js';
 import { JOB_STATUSES, type Job } from '../../core/types.js';
 import type { CallerTransaction } from '../types.js';
-import type { MemoryQueues } from './memory-queues.js';
+import type { ExplainSources, MemoryQueues } from './memory-queues.js';
 import { JOBS_TOPIC, newJob } from '../jobs.js';
 import {
   claimOrder,
@@ -90,7 +90,11 @@ export class MemoryJobs implements JobOperations {
       room.set(r.queue, left - 1);
       taken.push(r);
     }
-    for (const r of taken) this.queues.state(r.queue)?.starts.push(now.getTime());
+    // Starts are recorded only while a rate is set, as the SQL's window is.
+    for (const r of taken) {
+      const state = this.queues.state(r.queue);
+      if (state?.settings.rate) state.starts.push(now.getTime());
+    }
     return taken.map((r) => {
       Object.assign(r, {
         status: 'processing',
@@ -103,6 +107,42 @@ export class MemoryJobs implements JobOperations {
       });
       return view(r);
     });
+  }
+
+  /** The facts about job `id` that explain.ts needs from this family (MemoryQueues.jobExplain). */
+  explainFacts(id: number): ReturnType<ExplainSources['jobFacts']> {
+    const job = this.jobs.get(id);
+    if (!job) return undefined;
+    let olderLive = 0;
+    let olderLiveHead: number | null = null;
+    let youngerProcessing = 0;
+    let youngerProcessingHead: number | null = null;
+    let inQueueProcessing = 0;
+    for (const r of this.jobs.values()) {
+      if (r.queue !== job.queue) continue;
+      if (r.status === 'processing') inQueueProcessing++;
+      if (job.partitionKey === null || r.partitionKey !== job.partitionKey || r.id === id) continue;
+      if (r.id < id && isLive(r)) {
+        olderLive++;
+        olderLiveHead ??= r.id;
+      }
+      if (r.id > id && r.status === 'processing') {
+        youngerProcessing++;
+        youngerProcessingHead ??= r.id;
+      }
+    }
+    return {
+      queue: job.queue,
+      status: job.status,
+      attempts: job.attempts,
+      availableAt: new Date(job.availableAt.getTime()),
+      now: this.now(),
+      olderLive,
+      olderLiveHead,
+      youngerProcessing,
+      youngerProcessingHead,
+      inQueueProcessing,
+    };
   }
 
   /**

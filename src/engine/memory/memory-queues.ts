@@ -7,8 +7,10 @@
 import {
   defaultQueueSettings,
   isDefaultQueueSettings,
+  type JobExplanation,
   type QueueSettings,
 } from '../../core/types.js';
+import { explainJob, type JobExplainFacts } from '../explain.js';
 import { JOBS_TOPIC } from '../jobs.js';
 import type { QueueOperations, QueueSettingsChange } from '../queues.js';
 
@@ -18,10 +20,43 @@ export interface QueueState {
   starts: number[];
 }
 
+/** What the queue family reads from the other families to explain a job. */
+export interface ExplainSources {
+  /** The job's own facts (MemoryJobs.explainFacts), or undefined when there is no such job. */
+  jobFacts(id: number):
+    | (Omit<JobExplainFacts, 'settings' | 'windowStarts' | 'served' | 'inFlight'> & {
+        queue: string;
+        inQueueProcessing: number;
+      })
+    | undefined;
+  /** A live worker lists the queue. */
+  served(queue: string): boolean;
+}
+
 export class MemoryQueues implements QueueOperations {
   private readonly states = new Map<string, QueueState>();
 
-  constructor(private readonly publish: (topic: string, payload: string) => void) {}
+  constructor(
+    private readonly publish: (topic: string, payload: string) => void,
+    private readonly sources: ExplainSources,
+  ) {}
+
+  async jobExplain(p: { id: number; queue?: string }): Promise<JobExplanation | null> {
+    const facts = this.sources.jobFacts(p.id);
+    if (!facts || (p.queue !== undefined && facts.queue !== p.queue)) return null;
+    const state = this.states.get(facts.queue);
+    const settings = state?.settings ?? defaultQueueSettings(facts.queue);
+    const windowStart = facts.now.getTime() - (settings.rate?.per ?? 0);
+    return explainJob({
+      ...facts,
+      settings,
+      inFlight: facts.inQueueProcessing,
+      windowStarts: settings.rate
+        ? (state?.starts ?? []).filter((t) => t > windowStart).map((t) => new Date(t))
+        : [],
+      served: this.sources.served(facts.queue),
+    });
+  }
 
   /** The queue's settings and window, or undefined for a queue with the defaults. */
   state(queue: string): QueueState | undefined {

@@ -45,6 +45,13 @@ export class MemoryWorkers implements WorkerOperations {
     return view(r);
   }
 
+  /** A live worker lists `queue` (a draining one no longer claims). */
+  serves(queue: string): boolean {
+    for (const r of this.workers.values())
+      if (r.status === 'alive' && r.queues.includes(queue)) return true;
+    return false;
+  }
+
   async workerList(p: { status?: WorkerStatus; limit: number }): Promise<WorkerInfo[]> {
     return [...this.workers.values()]
       .filter((r) => p.status === undefined || r.status === p.status)

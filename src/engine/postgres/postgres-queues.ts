@@ -10,9 +10,13 @@ import type { QueueOperations, QueueSettingsChange } from '../queues.js';
 import {
   defaultQueueSettings,
   isDefaultQueueSettings,
+  type JobExplanation,
+  type JobStatus,
   type QueueSettings,
 } from '../../core/types.js';
+import { explainJob } from '../explain.js';
 import type { PgContext } from './context.js';
+import { MS } from './sql-units.js';
 
 interface QueueRow {
   name: string;
@@ -22,6 +26,22 @@ interface QueueRow {
   rate_limit: number | null;
   rate_per_ms: number | null;
   fairness: QueueSettings['fairness'];
+}
+
+interface ExplainRow extends Omit<QueueRow, 'name'> {
+  queue: string;
+  configured: string | null;
+  status: JobStatus;
+  attempts: number;
+  available_at: Date;
+  now: Date;
+  in_flight: number;
+  window_starts: Date[];
+  older_head: string | null;
+  older_live: number;
+  younger_head: string | null;
+  younger_processing: number;
+  served: boolean;
 }
 
 const COLUMNS = 'name, paused, concurrency, per_key_concurrency, rate_limit, rate_per_ms, fairness';
@@ -44,7 +64,12 @@ const field = (jsonKey: string, whenNamed: string, otherwise: string): string =>
 
 export class PostgresQueues implements QueueOperations {
   private readonly sql: Record<
-    'QueueGet' | 'QueueList' | 'QueueConfigure' | 'QueueDropDefaults' | 'QueueSlotRunning',
+    | 'QueueGet'
+    | 'QueueList'
+    | 'QueueConfigure'
+    | 'QueueDropDefaults'
+    | 'QueueSlotRunning'
+    | 'JobExplain',
     string
   >;
 
@@ -93,6 +118,32 @@ export class PostgresQueues implements QueueOperations {
       QueueDropDefaults: `DELETE FROM ${s}.queues WHERE name = $1 AND NOT paused
         AND concurrency IS NULL AND per_key_concurrency = 1 AND rate_limit IS NULL
         AND fairness = 'oldest'`,
+      // $1 job id, $2 now, $3 queue or null. The facts explain.ts decides from, read as the claim reads them.
+      JobExplain: `WITH clock AS (SELECT coalesce($2::timestamptz, now()) AS now),
+        j AS (SELECT id, queue, status, attempts, available_at, partition_key
+              FROM ${s}.jobs WHERE id = $1 AND ($3::text IS NULL OR queue = $3))
+        SELECT j.queue, j.status, j.attempts, j.available_at, clock.now,
+          qs.name AS configured, qs.paused, qs.concurrency, qs.per_key_concurrency,
+          qs.rate_limit, qs.rate_per_ms, qs.fairness,
+          (SELECT count(*)::integer FROM ${s}.jobs u
+            WHERE u.queue = j.queue AND u.slot IS NOT NULL AND u.status = 'processing') AS in_flight,
+          (SELECT coalesce(array_agg(t.at ORDER BY t.at), '{}') FROM unnest(qs.starts) AS t(at)
+            WHERE t.at > clock.now - qs.rate_per_ms ${MS}) AS window_starts,
+          (SELECT min(o.id) FROM ${s}.jobs o WHERE o.queue = j.queue
+            AND o.partition_key = j.partition_key AND o.status IN ('pending', 'processing')
+            AND o.id < j.id) AS older_head,
+          (SELECT count(*)::integer FROM ${s}.jobs o WHERE o.queue = j.queue
+            AND o.partition_key = j.partition_key AND o.status IN ('pending', 'processing')
+            AND o.id < j.id) AS older_live,
+          (SELECT min(o.id) FROM ${s}.jobs o WHERE o.queue = j.queue
+            AND o.partition_key = j.partition_key AND o.status = 'processing'
+            AND o.id > j.id) AS younger_head,
+          (SELECT count(*)::integer FROM ${s}.jobs o WHERE o.queue = j.queue
+            AND o.partition_key = j.partition_key AND o.status = 'processing'
+            AND o.id > j.id) AS younger_processing,
+          EXISTS (SELECT 1 FROM ${s}.workers w
+            WHERE w.status = 'alive' AND j.queue = ANY(w.queues)) AS served
+        FROM j CROSS JOIN clock LEFT JOIN ${s}.queues qs ON qs.name = j.queue`,
       // $1 queue. Jobs claimed before the cap existed hold no slot: -id counts them outside 0..N-1.
       QueueSlotRunning: `UPDATE ${s}.jobs SET slot = -id
         WHERE queue = $1 AND status = 'processing' AND slot IS NULL`,
@@ -107,6 +158,34 @@ export class PostgresQueues implements QueueOperations {
   async queueSettingsList(): Promise<QueueSettings[]> {
     const rows = await this.ctx.query<QueueRow>('QueueList', this.sql.QueueList, []);
     return rows.map(mapSettings);
+  }
+
+  async jobExplain(p: { id: number; queue?: string }): Promise<JobExplanation | null> {
+    const rows = await this.ctx.query<ExplainRow>('JobExplain', this.sql.JobExplain, [
+      p.id,
+      this.ctx.pinnedNow(),
+      p.queue ?? null,
+    ]);
+    const row = rows[0];
+    if (!row) return null;
+    const settings: QueueSettings =
+      row.configured === null
+        ? defaultQueueSettings(row.queue)
+        : mapSettings({ ...row, name: row.queue });
+    return explainJob({
+      status: row.status,
+      attempts: row.attempts,
+      availableAt: row.available_at,
+      now: row.now,
+      settings,
+      olderLiveHead: row.older_head === null ? null : Number(row.older_head),
+      olderLive: row.older_live,
+      youngerProcessing: row.younger_processing,
+      youngerProcessingHead: row.younger_head === null ? null : Number(row.younger_head),
+      inFlight: row.in_flight,
+      windowStarts: row.window_starts,
+      served: row.served,
+    });
   }
 
   async queueConfigure(p: { queue: string; change: QueueSettingsChange }): Promise<QueueSettings> {

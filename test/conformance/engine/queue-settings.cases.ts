@@ -163,6 +163,83 @@ export function queueSettingsEngineCases(h: EngineHarness): void {
         assert.equal((await claim(engine, 'a', ['q'], 10)).length, 1);
       },
     );
+
+    // --- explain -----------------------------------------------------------------------------
+    conformanceCase(
+      h,
+      'explain names why a pending job waits: scheduled, backoff, not pending, no worker, ready',
+      async ({ engine, clock }) => {
+        const [later] = await enqueue(engine, { ...spec('q'), delayMs: 60_000 });
+        assert.deepEqual(await engine.jobExplain({ id: later!.id }), {
+          reason: 'scheduled',
+          until: new Date(clock.now().getTime() + 60_000),
+        });
+        const [now] = await enqueue(engine, spec('q'));
+        assert.deepEqual(await engine.jobExplain({ id: now!.id }), { reason: 'no-worker' });
+        await register(engine, ['other', 'q']);
+        assert.deepEqual(await engine.jobExplain({ id: now!.id }), { reason: 'ready' });
+        const [claimed] = await claim(engine, 'w', ['q'], 1);
+        assert.equal(claimed!.id, now!.id);
+        assert.deepEqual(await engine.jobExplain({ id: now!.id }), {
+          reason: 'not-pending',
+          status: 'processing',
+        });
+        await engine.jobFail({
+          workerId: 'w',
+          jobs: [
+            { id: claimed!.id, generation: claimed!.generation, error: 'x', retryDelayMs: 5_000 },
+          ],
+        });
+        assert.deepEqual(await engine.jobExplain({ id: now!.id }), {
+          reason: 'backoff',
+          until: new Date(clock.now().getTime() + 5_000),
+        });
+        assert.equal(await engine.jobExplain({ id: 999_999 }), null);
+        assert.equal(await engine.jobExplain({ id: now!.id, queue: 'other' }), null);
+      },
+    );
+
+    conformanceCase(
+      h,
+      'explain names the limit that holds a job back: paused, partition, concurrency, rate',
+      async ({ engine, clock }) => {
+        await register(engine, ['q']);
+        const [head, second] = await enqueue(engine, spec('q', 'k'), spec('q', 'k'));
+        assert.deepEqual(await engine.jobExplain({ id: second!.id }), {
+          reason: 'partition',
+          behind: head!.id,
+        });
+        await engine.queueConfigure({ queue: 'q', change: { paused: true } });
+        assert.deepEqual(await engine.jobExplain({ id: head!.id }), { reason: 'paused' });
+        await engine.queueConfigure({ queue: 'q', change: { paused: false, concurrency: 1 } });
+        const [running] = await claim(engine, 'w', ['q'], 1);
+        assert.equal(running!.id, head!.id);
+        const [other] = await enqueue(engine, spec('q'));
+        assert.deepEqual(await engine.jobExplain({ id: other!.id }), {
+          reason: 'concurrency',
+          inFlight: 1,
+          limit: 1,
+        });
+        await engine.queueConfigure({
+          queue: 'q',
+          change: { concurrency: null, rate: { limit: 1, per: 10_000 } },
+        });
+        await engine.jobComplete({
+          workerId: 'w',
+          jobs: [{ id: running!.id, generation: running!.generation }],
+        });
+        const startedAt = clock.now().getTime();
+        assert.equal((await claim(engine, 'w', ['q'], 1)).length, 1); // the window's one start
+        await clock.advance(2_000);
+        const [rest] = await enqueue(engine, spec('q'));
+        assert.deepEqual(await engine.jobExplain({ id: rest!.id }), {
+          reason: 'rate',
+          nextSlotAt: new Date(startedAt + 10_000),
+          limit: 1,
+          per: 10_000,
+        });
+      },
+    );
   });
 }
 
@@ -176,6 +253,10 @@ async function enqueue(engine: Engine, ...specs: JobSpec[]): Promise<Job[]> {
 
 function claim(engine: Engine, workerId: string, queues: string[], limit = 10): Promise<Job[]> {
   return engine.jobClaimBatch({ queues, workerId, limit, leaseTtlMs: TTL });
+}
+
+function register(engine: Engine, queues: string[]): Promise<unknown> {
+  return engine.workerRegister({ id: 'w', name: 'w', host: 'h', pid: 1, queues, concurrency: 1 });
 }
 
 function ids(jobs: readonly Job[]): number[] {
