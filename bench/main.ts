@@ -8,6 +8,7 @@
  *   npm run bench -- --quick          everything small, in under 3 minutes
  *   npm run bench -- --full           100k-job burn-downs
  *   npm run bench -- --only burn-down,leases --repeat 5
+ *   npm run bench -- --quick --only flow-control,herd
  */
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
@@ -19,6 +20,7 @@ import { buildJson, renderFamily, renderHeader, renderRatios, writeJson } from '
 import { ResultSet } from './lib/results.js';
 import { burnDownFamily } from './scenarios/burn-down.js';
 import { enqueueFamily } from './scenarios/enqueue.js';
+import { flowControlFamily } from './scenarios/flow-control.js';
 import { herdFamily } from './scenarios/herd.js';
 import { latencyFamily } from './scenarios/latency.js';
 import { leasesFamily } from './scenarios/lease-throughput.js';
@@ -31,6 +33,7 @@ export const FAMILIES: readonly Family[] = [
   latencyFamily,
   sustainedFamily,
   leasesFamily,
+  flowControlFamily,
   herdFamily,
 ];
 

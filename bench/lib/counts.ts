@@ -23,6 +23,8 @@ export interface BenchCounts {
   /** Time given to the idle workers to pass their staggered first polls before counting. */
   readonly herdSettleSeconds: number;
   readonly herdWindowSeconds: number;
+  /** Pause/resume cycles per round of the flow-control family (each one job, timed from resume). */
+  readonly resumeCycles: number;
   readonly defaultRepeat: number;
 }
 
@@ -41,6 +43,7 @@ export const PROFILES: Record<ProfileName, BenchCounts> = {
     herdProcesses: 2,
     herdSettleSeconds: 0.5,
     herdWindowSeconds: 2,
+    resumeCycles: 3,
     defaultRepeat: 1,
   },
   quick: {
@@ -55,6 +58,7 @@ export const PROFILES: Record<ProfileName, BenchCounts> = {
     herdProcesses: 10,
     herdSettleSeconds: 1.5,
     herdWindowSeconds: 3,
+    resumeCycles: 10,
     defaultRepeat: 3,
   },
   standard: {
@@ -69,6 +73,7 @@ export const PROFILES: Record<ProfileName, BenchCounts> = {
     herdProcesses: 50,
     herdSettleSeconds: 3,
     herdWindowSeconds: 20,
+    resumeCycles: 50,
     defaultRepeat: 3,
   },
   full: {
@@ -83,6 +88,7 @@ export const PROFILES: Record<ProfileName, BenchCounts> = {
     herdProcesses: 50,
     herdSettleSeconds: 3,
     herdWindowSeconds: 30,
+    resumeCycles: 100,
     defaultRepeat: 3,
   },
 };

@@ -3,9 +3,12 @@
  * (the shape of a deployment: one worker with its concurrency per process), on one empty
  * queue; how many statements they cost the database per second, per worker process (and per
  * worker, which differs only when a profile puts several workers in a process). The processes
- * start once; each round is one counting window.
+ * start once; each round is one counting window without queue settings and one with the
+ * queue's limits configured (issue 26: workers of a limited queue claim with the longer
+ * statement), the order alternating by round so neither always comes first.
  */
 import { Leasehold } from '../../src/leasehold.js';
+import type { QueueConfiguration } from '../../src/queue/queue-settings.js';
 import { startChild, type BenchChild } from '../lib/child.js';
 import { adminQuery, dropSchema, freshSchema } from '../lib/database.js';
 import type { Family, FamilyContext } from '../lib/family.js';
@@ -16,6 +19,23 @@ import { sleep } from '../lib/stats.js';
 const PER_PROCESS = 'herd.perProcess';
 const PER_WORKER = 'herd.perWorker';
 const CONNECTIONS = 'herd.connectionsPerProcess';
+const LIMITED_PER_PROCESS = 'herd.limited.perProcess';
+
+/** The herd queue's settings in the limited windows: docs/queue.md's example, every limit. */
+const LIMITS = { concurrency: 20, perKeyConcurrency: 2, rate: { limit: 100, per: '1s' } };
+const LIMITS_LABEL = 'concurrency 20, perKeyConcurrency 2, rate 100 per 1 s';
+/** Back to the defaults: the settings row is dropped, the workers return to the plain claim. */
+const NO_LIMITS = { concurrency: null, perKeyConcurrency: 1, rate: null };
+
+/** Sets the herd queue's settings from a connection of its own, closed before counting. */
+async function configureHerd(url: string, schema: string, settings: QueueConfiguration) {
+  const lh = await Leasehold.connect({ connectionString: url, schema, poolSize: 1 });
+  try {
+    await lh.queue('herd').configure(settings);
+  } finally {
+    await lh.close();
+  }
+}
 
 /**
  * Connections the herd holds open, per process: leasehold names its pool `leasehold` and its
@@ -56,7 +76,8 @@ export const herdFamily: Family = {
     `heartbeat every 5 s) in ${c.herdProcesses} child processes (${c.herdWorkers === c.herdProcesses ? 'one worker each, as deployed' : 'several workers each'}) on one empty queue: ` +
     `statements per second over ${c.herdWindowSeconds} s per round, counted with ` +
     `${db.statementStats ? 'pg_stat_statements' : "pg_stat_database's transactions"}, ` +
-    `divided by the number of processes (and of workers).`,
+    `divided by the number of processes (and of workers). Each round also counts a window ` +
+    `with the queue configured (${LIMITS_LABEL}), the order alternating by round.`,
   async run(ctx: FamilyContext) {
     const { counts, results } = ctx;
     const url = ctx.db.url;
@@ -81,10 +102,23 @@ export const herdFamily: Family = {
       unit: 'connections',
       better: 'lower',
     });
+    results.define({
+      id: LIMITED_PER_PROCESS,
+      family: 'herd',
+      label: `queries/s per worker process, queue limited (${LIMITS_LABEL})`,
+      unit: 'queries/s',
+      better: 'lower',
+    });
     results.check({
       key: 'herdQueriesPerProcess',
       label: 'idle herd: queries/s per idle worker process',
       measurement: PER_PROCESS,
+      target: { op: '<=', value: 1 },
+    });
+    results.check({
+      key: 'herdLimitedQueriesPerProcess',
+      label: `idle herd, queue limited (${LIMITS_LABEL}): queries/s per idle worker process`,
+      measurement: LIMITED_PER_PROCESS,
       target: { op: '<=', value: 1 },
     });
     const schema = freshSchema('bench_lh_herd');
@@ -103,18 +137,33 @@ export const herdFamily: Family = {
       children = await startHerd(url, schema, shares);
       await sleep(counts.herdSettleSeconds * 1000);
       let last: QueryWindow | undefined;
+      let lastLimited: QueryWindow | undefined;
+      let limited = false;
       for (let round = 0; round < ctx.repeat; round++) {
-        const started = performance.now();
-        const window = await counter.measure(() => sleep(counts.herdWindowSeconds * 1000));
-        const perSecond = window.queries / ((performance.now() - started) / 1000);
-        results.add(PER_PROCESS, perSecond / children.length);
-        results.add(PER_WORKER, perSecond / workers);
-        results.add(CONNECTIONS, await connectionsPerProcess(url, children.length));
-        ctx.progress(
-          `herd [round ${round + 1}/${ctx.repeat}]: ${window.queries} statements in ${counts.herdWindowSeconds} s, ` +
-            `${formatValue(perSecond / children.length, 'queries/s')} per process`,
-        );
-        last = window;
+        for (const variant of round % 2 === 0 ? [false, true] : [true, false]) {
+          if (variant !== limited) {
+            await configureHerd(url, schema, variant ? LIMITS : NO_LIMITS);
+            limited = variant;
+            // The change notifies every worker, which claims at once: not counted.
+            await sleep(counts.herdSettleSeconds * 1000);
+          }
+          const started = performance.now();
+          const window = await counter.measure(() => sleep(counts.herdWindowSeconds * 1000));
+          const perSecond = window.queries / ((performance.now() - started) / 1000);
+          if (variant) {
+            results.add(LIMITED_PER_PROCESS, perSecond / children.length);
+            lastLimited = window;
+          } else {
+            results.add(PER_PROCESS, perSecond / children.length);
+            results.add(PER_WORKER, perSecond / workers);
+            results.add(CONNECTIONS, await connectionsPerProcess(url, children.length));
+            last = window;
+          }
+          ctx.progress(
+            `herd [round ${round + 1}/${ctx.repeat}]${variant ? ' limited' : ''}: ${window.queries} statements in ${counts.herdWindowSeconds} s, ` +
+              `${formatValue(perSecond / children.length, 'queries/s')} per process`,
+          );
+        }
       }
       results.figures['herd'] = {
         method: counter.method,
@@ -125,6 +174,11 @@ export const herdFamily: Family = {
         queriesPerSecondPerWorker: results.summary(PER_WORKER) ?? null,
         connectionsPerProcess: results.summary(CONNECTIONS) ?? null,
         busiestStatementsLastWindow: last?.top ?? [],
+        limited: {
+          settings: LIMITS,
+          queriesPerSecondPerProcess: results.summary(LIMITED_PER_PROCESS) ?? null,
+          busiestStatementsLastWindow: lastLimited?.top ?? [],
+        },
       };
     } finally {
       await Promise.all(children.map((c) => c.stop()));

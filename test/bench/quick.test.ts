@@ -45,7 +45,11 @@ const RATIO_KEYS = [
   'httpNodeClientRenewsVsInProcess',
   'httpNodeClientAt64VsInProcess',
   'httpNodeClientRenewsAt64VsInProcess',
+  'burnDownCappedVsUnlimited',
+  'burnDownPerKey4VsUnlimited',
 ];
+/** The absolute figures held to a target that this test looks for (the herd's and flow control's). */
+const CHECK_KEYS = ['herdQueriesPerProcess', 'herdLimitedQueriesPerProcess', 'resumeFirstStartP50'];
 const PGBENCH_KEYS = ['leasePairsVsPgbench', 'leaseRenewsVsPgbench'];
 
 interface Report {
@@ -58,6 +62,7 @@ interface Report {
     target?: unknown;
     metRounds?: number;
   }[];
+  checks: { key: string; value: number; rounds: number }[];
   versions: Record<string, string>;
   database: { settings: Record<string, string> };
   figures: {
@@ -98,6 +103,11 @@ describe('the benchmark', () => {
         assert.equal(typeof r.denominator, 'string', r.key);
         assert.equal(r.rounds.length, 1, `${r.key}: one round at --counts tiny`);
         if (r.target) assert.ok(r.metRounds === 0 || r.metRounds === 1, r.key);
+      }
+      for (const key of CHECK_KEYS) {
+        const check = report.checks.find((c) => c.key === key);
+        assert.ok(check && Number.isFinite(check.value) && check.value >= 0, `check ${key}`);
+        assert.equal(check.rounds, 1, `${key}: one round at --counts tiny`);
       }
       for (const system of ['leasehold', 'graphile', 'pgBoss'])
         for (const level of ['p50', 'p95', 'p99'])
