@@ -5,7 +5,7 @@
  */
 import type { Duration } from '../core/duration.js';
 import { toMilliseconds, typeName } from '../core/duration.js';
-import { InvalidArgumentError, UnsupportedError } from '../core/errors.js';
+import { InvalidArgumentError } from '../core/errors.js';
 import { QUEUE_FAIRNESS, type QueueFairness } from '../core/types.js';
 import { requireOneOf, requireSafeInteger } from '../core/validate.js';
 import type { QueueSettingsChange } from '../engine/queues.js';
@@ -58,12 +58,7 @@ export function toSettingsChange(input: unknown): QueueSettingsChange {
     );
   if (o.rate !== undefined) change.rate = rate(o.rate);
   if (o.fairness !== undefined) {
-    const fairness = requireOneOf('fairness', o.fairness, QUEUE_FAIRNESS);
-    if (fairness === 'key')
-      throw new UnsupportedError(
-        "fairness: 'key' (round-robin across partition keys) is not available yet; claims take the oldest job first",
-      );
-    change.fairness = fairness;
+    change.fairness = requireOneOf('fairness', o.fairness, QUEUE_FAIRNESS);
   }
   return change;
 }

@@ -24,7 +24,7 @@ const SQL_WORDS =
  * - the parameters of the SQL helpers (CLOCK, STATE, notified, appendError, jobColumns,
  *   renewSet, ownedLive, DURABLE_CLOCK, and the epoch helpers EPOCH_CTE, NEXT_TERM,
  *   QUARANTINE_GATE, BEGIN_EPOCH, grantsNewTerm; the claim's flow-control fragments CLAIM_LIMITS,
- *   CLAIM_SLOTS, RATE_STARTS; postgres-queues.ts's `field`), which are only ever called with literals, the
+ *   CLAIM_SLOTS, RATE_STARTS, PARTITION_ROOM, FAIR_RANKS; postgres-queues.ts's `field`), which are only ever called with literals, the
  *   constants above, or vetted helper calls and templates (checked below).
  */
 const ALLOWED_NAMES = new Set([
@@ -101,6 +101,8 @@ const ALLOWED_HELPERS = new Set([
   'BEGIN_EPOCH',
   'grantsNewTerm',
   'CLAIM_LIMITS',
+  'PARTITION_ROOM',
+  'FAIR_RANKS',
   'CLAIM_SLOTS',
   'RATE_STARTS',
   'field',

@@ -81,15 +81,17 @@ export class MemoryJobs implements JobOperations {
     const now = this.now();
     const leaseExpiresAt = new Date(now.getTime() + p.leaseTtlMs);
     const queues = new Set(p.queues);
-    const room = new Map([...queues].map((queue) => [queue, this.room(queue, now)]));
-    const taken: JobRecord[] = [];
-    for (const r of this.claimable(queues, now).sort(claimOrder)) {
-      if (taken.length >= p.limit) break;
-      const left = room.get(r.queue)!;
-      if (left <= 0) continue;
-      room.set(r.queue, left - 1);
-      taken.push(r);
+    const claimable = this.claimable(queues, now);
+    // As the SQL does: each queue's picks in its own order up to its room, then the oldest of
+    // them all up to the limit.
+    const picks: JobRecord[] = [];
+    for (const queue of queues) {
+      const own = claimable.filter((r) => r.queue === queue).sort(claimOrder);
+      const fair = this.queues.state(queue)?.settings.fairness === 'key';
+      const room = Math.min(this.room(queue, now), p.limit);
+      picks.push(...(fair ? roundRobinByKey(own) : own).slice(0, Math.max(0, room)));
     }
+    const taken = picks.sort(claimOrder).slice(0, Math.max(0, p.limit));
     // Starts are recorded only while a rate is set, as the SQL's window is.
     for (const r of taken) {
       const state = this.queues.state(r.queue);
@@ -449,6 +451,20 @@ export class MemoryJobs implements JobOperations {
   private announce(queues: ReadonlySet<string>): void {
     for (const queue of queues) this.publish(JOBS_TOPIC, queue);
   }
+}
+
+/**
+ * fairness 'key': jobs (already in claim order) ranked within their partition key, unkeyed
+ * jobs one group, then every key's first before any key's second.
+ */
+function roundRobinByKey(jobs: readonly JobRecord[]): JobRecord[] {
+  const seen = new Map<string | null, number>();
+  const ranked = jobs.map((r, order) => {
+    const rank = (seen.get(r.partitionKey) ?? 0) + 1;
+    seen.set(r.partitionKey, rank);
+    return { r, rank, order };
+  });
+  return ranked.sort((a, b) => a.rank - b.rank || a.order - b.order).map((x) => x.r);
 }
 
 function refuseTransaction(tx: CallerTransaction | undefined): void {

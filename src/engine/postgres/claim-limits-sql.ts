@@ -25,12 +25,13 @@ import { MS } from './sql-units.js';
 /** CTEs `settings` and `limits` (queue, per_key, concurrency, room). Needs `clock`, $1, $3. */
 export const CLAIM_LIMITS = (s: string): string => `settings AS (
         SELECT qs.name, qs.paused, qs.concurrency, qs.per_key_concurrency, qs.rate_limit,
-               qs.rate_per_ms, qs.starts
+               qs.rate_per_ms, qs.starts, qs.fairness
         FROM ${s}.queues qs WHERE qs.name IN (SELECT unnest((SELECT $1::text[])))
       ),
       limits AS (
         SELECT q.queue,
           CASE WHEN st.name IS NULL THEN 1 ELSE st.per_key_concurrency END AS per_key,
+          coalesce(st.fairness, 'oldest') AS fairness,
           st.concurrency,
           CASE WHEN st.paused THEN 0 ELSE greatest(0, least(
             (SELECT $3::integer),
@@ -45,6 +46,42 @@ export const CLAIM_LIMITS = (s: string): string => `settings AS (
         LEFT JOIN settings st ON st.name = q.queue
         CROSS JOIN clock
       )`;
+
+/**
+ * Whether job `j` may start under its queue's perKeyConcurrency (`w.per_key`): unkeyed jobs
+ * and keys without a cap always; under N (1 by default) when its key's older unfinished jobs and
+ * younger processing jobs number fewer than N. For 1 that is two index probes (the head test).
+ */
+export const PARTITION_ROOM = (s: string): string => `(j.partition_key IS NULL OR w.per_key IS NULL
+            OR (CASE WHEN w.per_key = 1 THEN
+              NOT EXISTS (SELECT 1 FROM ${s}.jobs o
+                WHERE o.queue = j.queue AND o.partition_key = j.partition_key
+                  AND o.status IN ('pending', 'processing') AND o.id < j.id)
+              AND NOT EXISTS (SELECT 1 FROM ${s}.jobs o
+                WHERE o.queue = j.queue AND o.partition_key = j.partition_key
+                  AND o.status = 'processing' AND o.id > j.id)
+            ELSE
+              (SELECT count(*) FROM (SELECT 1 FROM ${s}.jobs o
+                WHERE o.queue = j.queue AND o.partition_key = j.partition_key
+                  AND o.status IN ('pending', 'processing') AND o.id < j.id
+                LIMIT w.per_key) older)
+              + (SELECT count(*) FROM (SELECT 1 FROM ${s}.jobs o
+                WHERE o.queue = j.queue AND o.partition_key = j.partition_key
+                  AND o.status = 'processing' AND o.id > j.id LIMIT w.per_key) younger)
+              < w.per_key
+            END))`;
+
+/**
+ * fairness 'key': the queue's claimable jobs ranked within their partition key (unkeyed jobs
+ * are one group), so that a claim takes every key's first job before any key's second: one
+ * key's backlog cannot starve another's. Known cost: it reads every pending, available job of
+ * the queue on each claim (a window over them), where the oldest-first scan stops at its limit.
+ */
+export const FAIR_RANKS = (s: string): string => `SELECT f.id, row_number() OVER (
+              PARTITION BY f.partition_key ORDER BY f.priority DESC, f.available_at, f.id) AS rank
+            FROM ${s}.jobs f
+            WHERE f.queue = w.queue AND f.status = 'pending'
+              AND f.available_at <= (SELECT now FROM clock)`;
 
 /**
  * CTEs `numbered`, `free_slots`, `free_key_slots` and `assigned` (id, slot, key_slot): the jobs

@@ -15,7 +15,13 @@
  */
 import { JOBS_TOPIC } from '../jobs.js';
 import { DURABLE_CLOCK } from './durable-commit.js';
-import { CLAIM_LIMITS, CLAIM_SLOTS, RATE_STARTS } from './claim-limits-sql.js';
+import {
+  CLAIM_LIMITS,
+  CLAIM_SLOTS,
+  FAIR_RANKS,
+  PARTITION_ROOM,
+  RATE_STARTS,
+} from './claim-limits-sql.js';
 import { EPOCH_CTE, NEXT_TERM, QUARANTINE_GATE } from './epoch-sql.js';
 import { MS } from './sql-units.js';
 
@@ -230,29 +236,27 @@ export function jobQueries(s: string): JobQueries {
         FROM limits w
         CROSS JOIN LATERAL (
           SELECT j.id, j.queue, j.partition_key, j.priority, j.available_at FROM ${s}.jobs j
-          WHERE (SELECT open FROM gate) AND j.queue = w.queue AND j.status = 'pending'
-            AND j.available_at <= (SELECT now FROM clock)
-            AND (j.partition_key IS NULL OR w.per_key IS NULL OR (CASE WHEN w.per_key = 1 THEN
-              NOT EXISTS (SELECT 1 FROM ${s}.jobs o
-                WHERE o.queue = j.queue AND o.partition_key = j.partition_key
-                  AND o.status IN ${LIVE} AND o.id < j.id)
-              AND NOT EXISTS (SELECT 1 FROM ${s}.jobs o
-                WHERE o.queue = j.queue AND o.partition_key = j.partition_key
-                  AND o.status = 'processing' AND o.id > j.id)
-            ELSE
-              (SELECT count(*) FROM (SELECT 1 FROM ${s}.jobs o
-                WHERE o.queue = j.queue AND o.partition_key = j.partition_key
-                  AND o.status IN ${LIVE} AND o.id < j.id LIMIT w.per_key) older)
-              + (SELECT count(*) FROM (SELECT 1 FROM ${s}.jobs o
-                WHERE o.queue = j.queue AND o.partition_key = j.partition_key
-                  AND o.status = 'processing' AND o.id > j.id LIMIT w.per_key) younger)
-              < w.per_key
-            END))
+          WHERE w.fairness = 'oldest' AND (SELECT open FROM gate) AND j.queue = w.queue
+            AND j.status = 'pending' AND j.available_at <= (SELECT now FROM clock)
+            AND ${PARTITION_ROOM(s)}
           ORDER BY j.priority DESC, j.available_at, j.id
           LIMIT w.room
           FOR UPDATE OF j SKIP LOCKED
         ) c
-        ORDER BY c.priority DESC, c.available_at, c.id
+        UNION ALL
+        SELECT c.id, c.queue, c.partition_key, c.priority, c.available_at
+        FROM limits w
+        CROSS JOIN LATERAL (
+          SELECT j.id, j.queue, j.partition_key, j.priority, j.available_at
+          FROM (${FAIR_RANKS(s)}) r
+          JOIN ${s}.jobs j ON j.id = r.id
+          WHERE w.fairness = 'key' AND (SELECT open FROM gate) AND j.status = 'pending'
+            AND ${PARTITION_ROOM(s)}
+          ORDER BY r.rank, j.priority DESC, j.available_at, j.id
+          LIMIT w.room
+          FOR UPDATE OF j SKIP LOCKED
+        ) c
+        ORDER BY priority DESC, available_at, id
         LIMIT (SELECT $3::integer)
       ),
       ${CLAIM_SLOTS(s)},

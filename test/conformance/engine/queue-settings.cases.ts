@@ -164,6 +164,30 @@ export function queueSettingsEngineCases(h: EngineHarness): void {
       },
     );
 
+    conformanceCase(
+      h,
+      "fairness 'key' takes every key's first job before any key's second",
+      async ({ engine }) => {
+        await engine.queueConfigure({
+          queue: 'q',
+          change: { fairness: 'key', perKeyConcurrency: null },
+        });
+        const big = await enqueue(engine, ...Array.from({ length: 30 }, () => spec('q', 'big')));
+        const small = await enqueue(engine, spec('q', 'small'), spec('q', 'small'));
+        const [loose] = await enqueue(engine, spec('q'));
+        const first = await claim(engine, 'a', ['q'], 3);
+        assert.deepEqual(ids(first), [big[0]!.id, small[0]!.id, loose!.id]);
+        const second = await claim(engine, 'a', ['q'], 2);
+        assert.deepEqual(ids(second), [big[1]!.id, small[1]!.id]);
+        // oldest first again: the big key's backlog comes before anything enqueued later
+        await engine.queueConfigure({ queue: 'q', change: { fairness: 'oldest' } });
+        const [late] = await enqueue(engine, spec('q', 'late'));
+        const third = await claim(engine, 'a', ['q'], 2);
+        assert.deepEqual(ids(third), [big[2]!.id, big[3]!.id]);
+        assert.notEqual(third[0]!.id, late!.id);
+      },
+    );
+
     // --- explain -----------------------------------------------------------------------------
     conformanceCase(
       h,
