@@ -366,7 +366,10 @@ describe('chaos checkers', () => {
         `q: 4 runs in flight at ${new Date(1_300).toISOString()}, concurrency 3: ` +
           'job 1#1 by w1, job 2#1 by w2, job 3#1 by w3, job 4#1 by worker-2#0',
       );
-      assert.match(violations[1]!.message, /^q: 4 runs in flight at .*Z, concurrency 3: job 3#1 by w3, .*job 6#1 by w6$/);
+      assert.match(
+        violations[1]!.message,
+        /^q: 4 runs in flight at .*Z, concurrency 3: job 3#1 by w3, .*job 6#1 by w6$/,
+      );
     });
 
     it('a stalled worker no longer counts once its lease expired; a renewal it got extends it', () => {
