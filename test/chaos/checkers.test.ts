@@ -405,6 +405,17 @@ describe('chaos checkers', () => {
       assert.deepEqual(kinds(checkLimitExceeded(renewed)), ['limit-exceeded']);
     });
 
+    it('a claim that waited for a finishing run counts from its answer, not its statement start', () => {
+      // Job 2's claim statement began at 1,000 (its claimedAt) but waited on job 1's
+      // completing transaction, whose COMMIT freed the slot after 1,200; its answer came at
+      // 1,300. It held nothing before that commit.
+      const waited = historyOf(
+        [jobClaim(1, 0, 5_000), jobCompleted(1, 1_200), { ...jobClaim(2, 1_000, 2_200), t: 1_300 }],
+        { limits: capped(1) },
+      );
+      assert.deepEqual(checkLimitExceeded(waited), []);
+    });
+
     it('a failure sent on the wall clock ends the run then, less the offset slack', () => {
       const failed = historyOf(
         [

@@ -10,7 +10,8 @@
  * - rate { limit, per }: no window (t - per, t] holds more than `limit` claim instants (the
  *   claim's own rule, claim-limits-sql.ts).
  *
- * Intervals are half-open: a run that ended at t and one claimed at t do not overlap (the
+ * A run counts in flight from its claim's commit at the latest (see JobRun) and for the rate
+ * from its claimedAt. Intervals are half-open: a run that ended at t and one claimed at t do not overlap (the
  * database's instants come to the history in whole milliseconds).
  *
  * The outcome's instant: a completion's is the database clock read in the completing
@@ -26,7 +27,14 @@ import type { ChildEvent, History, QueueLimits, Violation } from '../history.js'
 /** Wall time of a send on the database clock: less this, for the offset's estimate (terms.ts). */
 const SENT_SLACK_MS = 50;
 
-/** One claim of a job, in flight on the database clock over [dbStart, dbEnd). */
+/**
+ * One claim of a job, in flight on the database clock over [dbStart, dbEnd). `dbClaimedAt` is
+ * the claim statement's `now()`, its start: what the rate's window counts (the claim writes that
+ * instant to `queues.starts`). A claim that waited on a row of a finishing transaction (a slot
+ * freed by a completion not yet committed) took its slot only after that commit, so the run is
+ * counted in flight from the latest instant the claim can have committed: its answer's arrival
+ * (wall, converted with the offset, plus the slack), when that is later.
+ */
 export interface JobRun {
   queue: string;
   jobId: number;
@@ -34,6 +42,7 @@ export interface JobRun {
   worker: string;
   proc: string;
   partitionKey: string | null;
+  dbClaimedAt: number;
   dbStart: number;
   dbEnd: number;
   /** What ended it: its outcome (completion read on the database clock, or a send) or its lease. */
@@ -57,7 +66,8 @@ export function jobRuns(events: readonly ChildEvent[], dbClockOffsetMs = 0): Job
         worker: e.worker,
         proc: e.proc,
         partitionKey: e.partitionKey,
-        dbStart: e.dbClaimedAt,
+        dbClaimedAt: e.dbClaimedAt,
+        dbStart: Math.max(e.dbClaimedAt, e.t + dbClockOffsetMs + SENT_SLACK_MS),
         dbEnd: e.dbLeaseExpiresAt,
         endedBy: 'lease-expiry',
         expiry: e.dbLeaseExpiresAt,
@@ -71,7 +81,7 @@ export function jobRuns(events: readonly ChildEvent[], dbClockOffsetMs = 0): Job
       if (e.phase === 'complete-ok' && e.dbAt !== undefined)
         run.completedAt = Math.min(run.completedAt ?? Infinity, e.dbAt);
     } else {
-      const sentAt = Math.max(run.dbStart, e.t + dbClockOffsetMs - SENT_SLACK_MS);
+      const sentAt = Math.max(run.dbClaimedAt, e.t + dbClockOffsetMs - SENT_SLACK_MS);
       run.sentAt = Math.min(run.sentAt ?? Infinity, sentAt);
     }
   }
@@ -86,7 +96,7 @@ export function jobRuns(events: readonly ChildEvent[], dbClockOffsetMs = 0): Job
           : [expiry, 'lease-expiry'];
       return { ...run, dbEnd, endedBy };
     })
-    .sort((a, b) => a.dbStart - b.dbStart || a.jobId - b.jobId);
+    .sort((a, b) => a.dbClaimedAt - b.dbClaimedAt || a.jobId - b.jobId);
 }
 
 /** What the sweep found for one limited queue: the most in flight and the most starts in a window. */
@@ -135,19 +145,19 @@ function rateExcess(
   runs: readonly JobRun[],
   rate: { limit: number; per: number } | null,
 ): { peak: number; excess: Excess[] } {
-  const claims = [...runs].sort((a, b) => a.dbStart - b.dbStart);
+  const claims = [...runs].sort((a, b) => a.dbClaimedAt - b.dbClaimedAt);
   let peak = 0;
   let from = 0;
   let above = false;
   const excess: Excess[] = [];
   for (let j = 0; j < claims.length; j++) {
     // The window (t - per, t] of claim j, t its instant: claims from..j.
-    const t = claims[j]!.dbStart;
+    const t = claims[j]!.dbClaimedAt;
     const per = rate?.per ?? Infinity;
-    while (claims[from]!.dbStart <= t - per) from++;
+    while (claims[from]!.dbClaimedAt <= t - per) from++;
     // Claims at the same instant as j after it are in its window too.
     let to = j;
-    while (to + 1 < claims.length && claims[to + 1]!.dbStart === t) to++;
+    while (to + 1 < claims.length && claims[to + 1]!.dbClaimedAt === t) to++;
     const inWindow = to - from + 1;
     if (rate) peak = Math.max(peak, inWindow);
     if (!rate) continue;
@@ -172,14 +182,15 @@ function judge(history: History): { peaks: LimitPeaks[]; violations: Violation[]
   const evidence = (limits: QueueLimits, e: Excess) => ({
     queue: limits.queue,
     at: e.at,
-    runs: e.runs.map(({ jobId, generation, worker, partitionKey, dbStart, dbEnd, endedBy }) => ({
-      jobId,
-      generation,
-      worker,
-      partitionKey,
-      dbStart,
-      dbEnd,
-      endedBy,
+    runs: e.runs.map((r) => ({
+      jobId: r.jobId,
+      generation: r.generation,
+      worker: r.worker,
+      partitionKey: r.partitionKey,
+      dbClaimedAt: r.dbClaimedAt,
+      dbStart: r.dbStart,
+      dbEnd: r.dbEnd,
+      endedBy: r.endedBy,
     })),
   });
   for (const limits of history.limits ?? []) {
