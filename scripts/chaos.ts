@@ -6,7 +6,8 @@
  * `--failover sync|async`: against a Patroni HA cluster instead (decision 0226), with the
  * failover, switchover and standby-lag faults; the summary then counts the promotions, and the
  * acknowledgements an asynchronous failover lost are printed as counted facts, not violations.
- * After the summary: what the linearizability checker covered, and the formal model's check of
+ * After the summary: what the linearizability checker covered, the limited queues' peaks
+ * against their limits (limit-exceeded checker), and the formal model's check of
  * the design the run exercised (spec/leasehold.qnt, the run's replication; `--skip-model` skips it).
  */
 import { parseArgs } from 'node:util';
@@ -24,6 +25,7 @@ import {
 import { isVariant, VARIANTS } from '../test/chaos/variants/index.js';
 import { checkDesign } from '../test/model/design-check.js';
 import { linearizabilityLine } from '../test/chaos/checkers/linearizable.js';
+import { limitsLine } from '../test/chaos/checkers/limit-exceeded.js';
 
 const { values } = parseArgs({
   options: {
@@ -85,6 +87,7 @@ const result = await runChaos({
 console.log(`database: ${result.durability}`);
 console.log(summaryLine(result));
 console.log(linearizabilityLine(result.linearizability));
+console.log(limitsLine(result.history));
 if (failover) for (const line of failoverLines(result)) console.log(line);
 // The design the run exercised, checked by the formal model (after the run, not to slow it).
 const design = values['skip-model'] ? undefined : await checkDesign(failover);

@@ -9,6 +9,7 @@ import { runChaos, type ChaosOptions } from './harness/run-chaos.js';
 import { saveHistory, summaryLine } from './harness/report.js';
 import type { ViolationKind } from './history.js';
 import type { Variant } from './variants/index.js';
+import { limitsLine } from './checkers/limit-exceeded.js';
 
 interface Case {
   variant: Variant;
@@ -110,6 +111,21 @@ const CASES: Case[] = [
       faultTypes: ['stall'],
     },
   },
+  {
+    variant: 'worker-side-limits',
+    expected: ['limit-exceeded'],
+    why: 'each worker process keeps to the cap on its own, so two of them together run more jobs of a capped queue than the cap',
+    // No fault is needed: two worker processes, each with 4 local slots for the queue capped at
+    // 3 and counting only its own, take bursts of 3 jobs with some still running. The faults
+    // (a little latency) only keep the plan non-empty.
+    options: {
+      durationMs: 10_000,
+      roles: { worker: 2 },
+      faultTypes: ['proxy-latency'],
+      faultGapMs: [3_000, 4_000],
+      latencyMs: [10, 30],
+    },
+  },
 ];
 
 /**
@@ -128,6 +144,8 @@ describe('broken engine variants are caught by the checkers', () => {
       for (let run = 0; run < RUNS; run++) {
         const result = await runChaos({ ...c.options, variant: c.variant, seed: 401 + run });
         console.log(`# ${c.variant}: ${summaryLine(result)}`);
+        if (c.expected.includes('limit-exceeded'))
+          console.log(`# ${c.variant}: ${limitsLine(result.history)}`);
         for (const v of result.violations) seen.add(v.kind);
         const linearizability = result.violations.find((v) => v.kind === 'linearizability');
         if (linearizability) console.log(`# ${linearizability.message}`);

@@ -9,6 +9,7 @@ import { runChaos } from './harness/run-chaos.js';
 import { saveHistory, summaryLine, violationLines } from './harness/report.js';
 import { FAULT_TYPES } from './history.js';
 import { linearizabilityLine } from './checkers/linearizable.js';
+import { limitPeaks, limitsLine } from './checkers/limit-exceeded.js';
 
 it(
   'the real engine survives a seeded run of every fault type with no violation',
@@ -23,6 +24,7 @@ it(
     });
     console.log(`# ${summaryLine(result)}`);
     console.log(`# ${linearizabilityLine(result.linearizability)}`);
+    console.log(`# ${limitsLine(result.history)}`);
     for (const type of FAULT_TYPES) {
       assert.ok(
         result.faults.some((f) => f.type === type && !f.skipped),
@@ -38,6 +40,10 @@ it(
     // The linearizability checker ran over the lease and fenced-write histories, and decided.
     assert.ok(result.linearizability.operations > 100, 'operations were checked');
     assert.equal(result.linearizability.verdict, 'ok');
+    // The limited queues ran, and their runs were judged against the limits.
+    const peaks = limitPeaks(result.history);
+    assert.equal(peaks.length, 3, 'three limited queues');
+    for (const p of peaks) assert.ok(p.runs > 10, `${p.queue}: jobs ran`);
     if (result.violations.length > 0) {
       console.log(violationLines(result).join('\n'));
       console.log(`# history: ${await saveHistory(result)}`);

@@ -13,7 +13,8 @@ import { checkSlotOnce } from './checkers/slot-once.js';
 import { checkSlowTakeover } from './checkers/slow-takeover.js';
 import { checkSupersededCompletion } from './checkers/superseded-completion.js';
 import { checkTokenOrder } from './checkers/token-order.js';
-import { historyOf, leaseOp } from './history-builder.js';
+import { checkLimitExceeded, jobRuns } from './checkers/limit-exceeded.js';
+import { historyOf, jobClaim, jobCompleted, leaseOp } from './history-builder.js';
 import type { Violation } from './history.js';
 
 const kinds = (violations: Violation[]): string[] => violations.map((v) => v.kind);
@@ -316,5 +317,150 @@ describe('chaos checkers', () => {
     });
     assert.deepEqual(kinds(checkLeaks(leaky)), ['leak', 'leak', 'leak']);
     assert.deepEqual(checkLeaks(historyOf([])), []);
+  });
+
+  describe('limit exceeded', () => {
+    const capped = (concurrency: number) => [
+      { queue: 'q', concurrency, perKeyConcurrency: 1, rate: null },
+    ];
+
+    it('passes runs that stay within the cap, a claim at the instant a run ended included', () => {
+      const clean = historyOf(
+        [
+          jobClaim(1, 1_000, 2_200),
+          jobClaim(2, 1_100, 2_300),
+          jobClaim(3, 1_200, 2_400),
+          jobCompleted(2, 1_500),
+          jobClaim(4, 1_500, 2_700),
+          jobCompleted(1, 1_800),
+          jobCompleted(3, 1_900),
+          jobCompleted(4, 2_000),
+        ],
+        { limits: capped(3) },
+      );
+      assert.deepEqual(checkLimitExceeded(clean), []);
+      // Without limits, nothing is judged.
+      assert.deepEqual(checkLimitExceeded(historyOf(clean.events)), []);
+    });
+
+    it('reports more runs in flight than the cap, with the instant, the jobs and the holders', () => {
+      const overlapping = historyOf(
+        [
+          jobClaim(1, 1_000, 2_200),
+          jobClaim(2, 1_100, 2_300),
+          jobClaim(3, 1_200, 2_400),
+          jobClaim(4, 1_300, 2_500, { worker: 'worker-2#0' }),
+          jobClaim(5, 1_350, 2_550),
+          jobCompleted(1, 1_400),
+          jobCompleted(2, 1_450),
+          // Back to the cap, then above it again at 1,600: a second violation (job 7 adds to it).
+          jobClaim(6, 1_600, 2_800),
+          jobClaim(7, 1_700, 2_900),
+        ],
+        { limits: capped(3) },
+      );
+      const violations = checkLimitExceeded(overlapping);
+      assert.deepEqual(kinds(violations), ['limit-exceeded', 'limit-exceeded']);
+      assert.equal(
+        violations[0]!.message,
+        `q: 4 runs in flight at ${new Date(1_300).toISOString()}, concurrency 3: ` +
+          'job 1#1 by w1, job 2#1 by w2, job 3#1 by w3, job 4#1 by worker-2#0',
+      );
+      assert.match(
+        violations[1]!.message,
+        /^q: 4 runs in flight at .*Z, concurrency 3: job 3#1 by w3, .*job 6#1 by w6$/,
+      );
+    });
+
+    it('a stalled worker no longer counts once its lease expired; a renewal it got extends it', () => {
+      // Job 1's worker froze at once: no outcome, its lease expired at 1,200 (the rescuer and
+      // job 2's claim came after). Its late completion of generation 1 is refused by the fence
+      // (no complete-ok), and is no outcome either.
+      const stalled = historyOf(
+        [
+          jobClaim(1, 0, 1_200, { worker: 'frozen' }),
+          jobClaim(2, 1_500, 2_700, { worker: 'other' }),
+          { type: 'job', phase: 'complete-refused', jobId: 1, generation: 1 },
+          jobCompleted(2, 2_000),
+        ],
+        { limits: capped(1) },
+      );
+      assert.deepEqual(checkLimitExceeded(stalled), []);
+      assert.deepEqual(
+        jobRuns(stalled.events).map((r) => [r.jobId, r.dbEnd, r.endedBy]),
+        [
+          [1, 1_200, 'lease-expiry'],
+          [2, 2_000, 'completion'],
+        ],
+      );
+      // Had it renewed to 2,000 before freezing, it was still a valid holder at 1,500.
+      const renewed = historyOf(
+        [
+          jobClaim(1, 0, 1_200, { worker: 'frozen' }),
+          { type: 'job-renew', jobId: 1, generation: 1, dbLeaseExpiresAt: 2_000 },
+          jobClaim(2, 1_500, 2_700, { worker: 'other' }),
+        ],
+        { limits: capped(1) },
+      );
+      assert.deepEqual(kinds(checkLimitExceeded(renewed)), ['limit-exceeded']);
+    });
+
+    it('a claim that waited for a finishing run counts from its answer, not its statement start', () => {
+      // Job 2's claim statement began at 1,000 (its claimedAt) but waited on job 1's
+      // completing transaction, whose COMMIT freed the slot after 1,200; its answer came at
+      // 1,300. It held nothing before that commit.
+      const waited = historyOf(
+        [jobClaim(1, 0, 5_000), jobCompleted(1, 1_200), { ...jobClaim(2, 1_000, 2_200), t: 1_300 }],
+        { limits: capped(1) },
+      );
+      assert.deepEqual(checkLimitExceeded(waited), []);
+    });
+
+    it('a failure sent on the wall clock ends the run then, less the offset slack', () => {
+      const failed = historyOf(
+        [
+          jobClaim(1, 0, 5_000),
+          { type: 'job-outcome-invoke', op: 'fail', jobId: 1, generation: 1, t: 900 },
+          jobClaim(2, 1_000, 2_000),
+        ],
+        { limits: capped(1) },
+      );
+      assert.deepEqual(checkLimitExceeded(failed), []);
+      // Offset: the database clock is 500 ms ahead of the wall clock, so the failure was sent at
+      // 1,400 on it, after job 2's claim.
+      const ahead = { ...failed, bounds: { ...failed.bounds, dbClockOffsetMs: 500 } };
+      assert.deepEqual(kinds(checkLimitExceeded(ahead)), ['limit-exceeded']);
+    });
+
+    it('per key: reports more runs of one key than perKeyConcurrency, not of several keys', () => {
+      const limits = [{ queue: 'q', concurrency: null, perKeyConcurrency: 2, rate: null }];
+      const events = [
+        jobClaim(1, 1_000, 2_000, { key: 'a' }),
+        jobClaim(2, 1_100, 2_100, { key: 'a' }),
+        jobClaim(3, 1_200, 2_200, { key: 'b' }),
+        jobClaim(4, 1_300, 2_300, { key: 'b' }),
+      ];
+      assert.deepEqual(checkLimitExceeded(historyOf(events, { limits })), []);
+      const third = historyOf([...events, jobClaim(5, 1_400, 2_400, { key: 'a' })], { limits });
+      const violations = checkLimitExceeded(third);
+      assert.deepEqual(kinds(violations), ['limit-exceeded']);
+      assert.match(violations[0]!.message, /^q key a: 3 runs in flight .*perKeyConcurrency 2/);
+    });
+
+    it('rate: reports a window (t - per, t] with more claims than the limit', () => {
+      const limits = [
+        { queue: 'q', concurrency: null, perKeyConcurrency: 1, rate: { limit: 2, per: 1_000 } },
+      ];
+      // 0 has left the window of 1,000: (0, 1,000] holds 500 and 1,000.
+      const exact = [jobClaim(1, 0, 100), jobClaim(2, 500, 600), jobClaim(3, 1_000, 1_100)];
+      assert.deepEqual(checkLimitExceeded(historyOf(exact, { limits })), []);
+      const early = [jobClaim(1, 0, 100), jobClaim(2, 500, 600), jobClaim(3, 999, 1_100)];
+      const violations = checkLimitExceeded(historyOf(early, { limits }));
+      assert.deepEqual(kinds(violations), ['limit-exceeded']);
+      assert.match(violations[0]!.message, /^q: 3 claims in the 1000 ms up to .*rate limit 2/);
+      // One claim of three jobs at one instant is three starts.
+      const batch = [jobClaim(1, 0, 100), jobClaim(2, 0, 100), jobClaim(3, 0, 100)];
+      assert.deepEqual(kinds(checkLimitExceeded(historyOf(batch, { limits }))), ['limit-exceeded']);
+    });
   });
 });

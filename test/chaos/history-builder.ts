@@ -1,5 +1,12 @@
 /** Hand-made histories for the checkers' unit tests: an empty run, and events stamped in order. */
-import type { ChildEvent, ChildEventBody, DbFacts, FaultRecord, History } from './history.js';
+import type {
+  ChildEvent,
+  ChildEventBody,
+  DbFacts,
+  FaultRecord,
+  History,
+  QueueLimits,
+} from './history.js';
 
 export function emptyFacts(): DbFacts {
   return {
@@ -17,7 +24,7 @@ export function emptyFacts(): DbFacts {
 
 export function historyOf(
   events: (ChildEventBody & { proc?: string; t?: number; incarnation?: number })[],
-  extra: { facts?: Partial<DbFacts>; faults?: FaultRecord[] } = {},
+  extra: { facts?: Partial<DbFacts>; faults?: FaultRecord[]; limits?: QueueLimits[] } = {},
 ): History {
   return {
     seed: 1,
@@ -36,6 +43,7 @@ export function historyOf(
       dbClockOffsetMs: 0,
     },
     crashes: [],
+    ...(extra.limits ? { limits: extra.limits } : {}),
   };
 }
 
@@ -62,4 +70,30 @@ export function leaseOp(
     dbExpiresAt,
     ...(more.proc ? { proc: more.proc } : {}),
   };
+}
+
+/** A job run granted by a claim (database clock), by worker `worker` of process `proc`. */
+export function jobClaim(
+  jobId: number,
+  dbClaimedAt: number,
+  dbLeaseExpiresAt: number,
+  more: { queue?: string; generation?: number; worker?: string; key?: string } = {},
+): ChildEventBody & { proc: string } {
+  const worker = more.worker ?? `w${jobId}`;
+  return {
+    type: 'job-claim',
+    queue: more.queue ?? 'q',
+    jobId,
+    generation: more.generation ?? 1,
+    worker,
+    partitionKey: more.key ?? null,
+    dbClaimedAt,
+    dbLeaseExpiresAt,
+    proc: worker,
+  };
+}
+
+/** A completion accepted, read on the database clock before its COMMIT. */
+export function jobCompleted(jobId: number, dbAt: number, generation = 1): ChildEventBody {
+  return { type: 'job', phase: 'complete-ok', jobId, generation, dbAt };
 }

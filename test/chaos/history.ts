@@ -119,6 +119,47 @@ export interface JobEvent {
   phase: 'started' | 'complete-invoke' | 'complete-ok' | 'complete-refused';
   jobId: number;
   generation: number;
+  /**
+   * On `complete-ok`: the database clock (`clock_timestamp()`) read in the completing
+   * transaction just after the completion statement, before its COMMIT. The job's slot is freed
+   * at that COMMIT, so this is an instant the run surely still held it (absent in histories
+   * saved before the limit-exceeded checker existed).
+   */
+  dbAt?: number;
+}
+
+/**
+ * A job run granted by a claim, as the claim answered (recording engine): the database's
+ * claimedAt and lease expiry, and what the queue's limits count it by.
+ */
+export interface JobClaimEvent {
+  type: 'job-claim';
+  queue: string;
+  jobId: number;
+  generation: number;
+  worker: string;
+  partitionKey: string | null;
+  dbClaimedAt: number;
+  dbLeaseExpiresAt: number;
+}
+
+/** A renewal the database granted a job run: its new lease expiry (database clock). */
+export interface JobRenewEvent {
+  type: 'job-renew';
+  jobId: number;
+  generation: number;
+  dbLeaseExpiresAt: number;
+}
+
+/**
+ * A job run's outcome about to be sent (complete, fail, hand-back), written before the call:
+ * whatever the answer, the run cannot have ended before this instant (wall).
+ */
+export interface JobOutcomeInvokeEvent {
+  type: 'job-outcome-invoke';
+  op: 'complete' | 'fail' | 'hand-back';
+  jobId: number;
+  generation: number;
 }
 
 /** A schedule slot this process ran. */
@@ -164,6 +205,9 @@ export type ChildEventBody =
   | SignalEvent
   | IncrementEvent
   | JobEvent
+  | JobClaimEvent
+  | JobRenewEvent
+  | JobOutcomeInvokeEvent
   | SlotEvent
   | EnqueueAckEvent
   | EnqueueEvent
@@ -338,6 +382,17 @@ export interface RunBounds {
   dbClockOffsetMs: number;
 }
 
+/**
+ * A queue the run configured with flow control (`lh.queue(name).configure`), as configured: what
+ * the limit-exceeded checker judges the queue's job runs against. `rate.per` in ms.
+ */
+export interface QueueLimits {
+  queue: string;
+  concurrency: number | null;
+  perKeyConcurrency: number | null;
+  rate: { limit: number; per: number } | null;
+}
+
 export interface History {
   seed: number;
   variant: string;
@@ -350,6 +405,8 @@ export interface History {
   crashes: { proc: string; incarnation: number; stderr: string[] }[];
   /** Set in a failover run: the replication mode of the HA cluster (absent: one server). */
   replication?: ReplicationMode;
+  /** The limited queues of the run (absent in histories saved before they existed). */
+  limits?: QueueLimits[];
 }
 
 export interface Violation {
@@ -390,4 +447,5 @@ export type ViolationKind =
   | 'acknowledged-lost'
   | 'enqueue-duplicate'
   | 'partition-order'
+  | 'limit-exceeded'
   | 'linearizability';

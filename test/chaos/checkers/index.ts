@@ -13,6 +13,7 @@ import { checkSupersededCompletion } from './superseded-completion.js';
 import { checkTokenOrder } from './token-order.js';
 import { checkEnqueueDuplicates } from './enqueue-duplicates.js';
 import { checkPartitionOrder } from './partition-order.js';
+import { checkLimitExceeded } from './limit-exceeded.js';
 
 export const CHECKERS: readonly ((history: History) => Violation[])[] = [
   checkTokenOrder,
@@ -28,6 +29,7 @@ export const CHECKERS: readonly ((history: History) => Violation[])[] = [
   checkAcknowledgedLost,
   checkEnqueueDuplicates,
   checkPartitionOrder,
+  checkLimitExceeded,
 ];
 
 export function checkHistory(history: History): Violation[] {

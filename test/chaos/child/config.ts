@@ -19,6 +19,15 @@ export interface ChildConfig {
    */
   churn: { resources: string[]; loops: number; ttlMs: number } | null;
   election: { name: string; ttlMs: number; renewEveryMs: number; pollEveryMs: number };
-  worker: { queue: string; leaseTtlMs: number; concurrency: number };
+  worker: {
+    queue: string;
+    leaseTtlMs: number;
+    concurrency: number;
+    /**
+     * Queues with flow control (configured by the harness before the children start), each
+     * served by a worker of its own with this local concurrency, above the queue's cap.
+     */
+    limited: { queue: string; concurrency: number }[];
+  };
   schedule: { name: string; everyMs: number };
 }

@@ -6,7 +6,13 @@
  * after the trust deadline), which is what the checkers need.
  */
 import type { Engine } from '../../../src/engine/engine.js';
-import type { Lease } from '../../../src/core/types.js';
+import type { Job, Lease } from '../../../src/core/types.js';
+import type {
+  JobClaimParams,
+  JobLeaseRef,
+  JobRenewed,
+  JobRenewParams,
+} from '../../../src/engine/jobs.js';
 import type { LeaseOpEvent } from '../history.js';
 import { wallNow } from '../wall-clock.js';
 import type { Emit } from './emit.js';
@@ -107,11 +113,78 @@ function answered<B extends object>(
   };
 }
 
+/** Job operations that end a run: the outcome's name in the history. */
+const JOB_OUTCOMES: Record<string, 'complete' | 'fail' | 'hand-back'> = {
+  jobComplete: 'complete',
+  jobFail: 'fail',
+  jobHandBack: 'hand-back',
+};
+
+/**
+ * The job operations the limit-exceeded checker needs: each claimed run with its database
+ * claimedAt and lease expiry, each granted renewal's new expiry, and each outcome as it is sent
+ * (the run cannot have ended before). Undefined for any other operation.
+ */
+function recordJobs(
+  property: string,
+  call: (p: unknown) => Promise<unknown>,
+  emit: Emit,
+): ((p: unknown) => Promise<unknown>) | undefined {
+  if (property === 'jobClaimBatch')
+    return async (params) => {
+      const jobs = (await call(params)) as Job[];
+      const worker = (params as JobClaimParams).workerId;
+      for (const job of jobs)
+        if (job.claimedAt && job.leaseExpiresAt)
+          emit({
+            type: 'job-claim',
+            queue: job.queue,
+            jobId: job.id,
+            generation: job.generation,
+            worker,
+            partitionKey: job.partitionKey,
+            dbClaimedAt: job.claimedAt.getTime(),
+            dbLeaseExpiresAt: job.leaseExpiresAt.getTime(),
+          });
+      return jobs;
+    };
+  if (property === 'jobRenewLeases')
+    return async (params) => {
+      const renewed = (await call(params)) as JobRenewed[];
+      const generation = new Map((params as JobRenewParams).jobs.map((j) => [j.id, j.generation]));
+      for (const r of renewed) {
+        const g = generation.get(r.id);
+        if (g !== undefined)
+          emit({
+            type: 'job-renew',
+            jobId: r.id,
+            generation: g,
+            dbLeaseExpiresAt: r.leaseExpiresAt.getTime(),
+          });
+      }
+      return renewed;
+    };
+  const op = JOB_OUTCOMES[property];
+  if (op)
+    return (params) => {
+      // Written (synchronously) before the statement is sent.
+      for (const j of (params as { jobs: readonly JobLeaseRef[] }).jobs)
+        emit({ type: 'job-outcome-invoke', op, jobId: j.id, generation: j.generation });
+      return call(params);
+    };
+  return undefined;
+}
+
 export function recordingEngine<E extends Engine>(engine: E, emit: Emit): E {
   return new Proxy(engine, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== 'function') return value;
+      const jobs =
+        typeof property === 'string'
+          ? recordJobs(property, (value as (p: unknown) => Promise<unknown>).bind(target), emit)
+          : undefined;
+      if (jobs) return jobs;
       const many = typeof property === 'string' ? RECORDED_MANY[property] : undefined;
       if (many)
         return recordMany(many, value as (p: OpParams[]) => Promise<unknown[]>, target, emit);

@@ -10,7 +10,8 @@ import type { DbFacts } from '../history.js';
 export interface FactSources {
   pool: pg.Pool;
   schema: string;
-  queue: string;
+  /** The run's queues: the jobs of these are the run's. */
+  queues: string[];
   /**
    * Client ports of every connection the proxy ever opened to the server; null when the server
    * cannot see them (behind haproxy), and then every `leasehold%` session of the database counts.
@@ -38,8 +39,8 @@ export async function readDbFacts(src: FactSources, graceMs = 5_000): Promise<Db
     }
   };
   const jobs = await q<{ id: string; status: string; generation: string }>(
-    `SELECT id, status, generation FROM ${s}.jobs WHERE queue = $1 ORDER BY id`,
-    [src.queue],
+    `SELECT id, status, generation FROM ${s}.jobs WHERE queue = ANY($1::text[]) ORDER BY id`,
+    [src.queues],
   );
   const effects = await q<{ job_id: string; generation: string; worker: string }>(
     `SELECT job_id, generation, worker FROM ${s}.chaos_effects`,

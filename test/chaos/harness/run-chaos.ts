@@ -14,6 +14,7 @@ import type {
   FaultRecord,
   FaultType,
   History,
+  QueueLimits,
   ReplicationMode,
   RunBounds,
   Violation,
@@ -66,6 +67,11 @@ export interface ChaosOptions {
   workerConcurrency?: number;
   /** Holders' quick acquire/release cycles on shared resources (default none). */
   churn?: { resources: number; loops: number };
+  /**
+   * Run the limited queues (LIMITED_QUEUES) beside the plain one when there are workers
+   * (default true).
+   */
+  limitedQueues?: boolean;
   log?: (line: string) => void;
 }
 
@@ -87,6 +93,57 @@ const LEASE = { ttlMs: 1_500, renewEveryMs: 400, marginMs: 400 };
 const ELECTION = { name: 'chaos-leader', ttlMs: 1_500, renewEveryMs: 400, pollEveryMs: 300 };
 const WORKER = { queue: 'chaos', leaseTtlMs: 1_200, concurrency: 2 };
 const SCHEDULE = { name: 'chaos-tick', everyMs: 1_000 };
+
+/**
+ * A queue with flow control (decision 0239), configured before the children start and served
+ * by every worker process with `localConcurrency` slots, above its cap: only the database's
+ * claim keeps the fleet within the limits. Every `everyMs` the harness enqueues `jobs` jobs
+ * at once (spread round-robin over `keys` partition keys when set), each working `workMs`.
+ */
+export interface LimitedQueue {
+  limits: QueueLimits;
+  localConcurrency: number;
+  everyMs: number;
+  jobs: number;
+  keys?: number;
+  workMs: readonly [number, number];
+}
+
+/**
+ * The limited queues of a run. Arrivals come in bursts so that each limit binds now and then
+ * (three jobs at once against a cap of three with some still running; two per key at once
+ * against two per key; eight at once against five per second), while the mean load stays
+ * below the limits so the backlog drains in the quiet phase.
+ */
+export const LIMITED_QUEUES: readonly LimitedQueue[] = [
+  {
+    limits: { queue: 'chaos-capped', concurrency: 3, perKeyConcurrency: 1, rate: null },
+    localConcurrency: 4,
+    everyMs: 500,
+    jobs: 3,
+    workMs: [200, 600],
+  },
+  {
+    limits: { queue: 'chaos-keyed', concurrency: null, perKeyConcurrency: 2, rate: null },
+    localConcurrency: 4,
+    everyMs: 500,
+    jobs: 4,
+    keys: 2,
+    workMs: [200, 600],
+  },
+  {
+    limits: {
+      queue: 'chaos-rated',
+      concurrency: null,
+      perKeyConcurrency: 1,
+      rate: { limit: 5, per: 1_000 },
+    },
+    localConcurrency: 4,
+    everyMs: 2_000,
+    jobs: 8,
+    workMs: [50, 200],
+  },
+];
 const SETTLE_MS = 20_000;
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
@@ -122,7 +179,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       poolSize: 2,
     });
     await prepareChaosSchema(setup);
-    await setup.close();
+    const workers = options.roles.worker ?? 0;
+    const limited = workers > 0 && options.limitedQueues !== false ? LIMITED_QUEUES : [];
+    // Through the variant under test: a broken one may keep the settings from the database.
+    const configurer = Leasehold.fromEngine(setup);
+    for (const { limits } of limited)
+      await configurer.queue(limits.queue).configure({
+        concurrency: limits.concurrency,
+        perKeyConcurrency: limits.perKeyConcurrency,
+        rate: limits.rate,
+      });
+    await configurer.close();
     await installEnqueueStall(admin, schema);
     const before = wallNow();
     const [{ now }] = (await admin.query<{ now: Date }>('SELECT now()')).rows as [{ now: Date }];
@@ -157,7 +224,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
             }
           : null,
         election: ELECTION,
-        worker: { ...WORKER, concurrency: options.workerConcurrency ?? WORKER.concurrency },
+        worker: {
+          ...WORKER,
+          concurrency: options.workerConcurrency ?? WORKER.concurrency,
+          limited: limited.map((l) => ({
+            queue: l.limits.queue,
+            concurrency: l.localConcurrency,
+          })),
+        },
         schedule: SCHEDULE,
       };
     };
@@ -181,7 +255,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await within(Promise.all(fleet.procs.map((m) => m.ready)), 180_000, 'every child ready');
     log(`${procs.length} processes ready`);
 
-    const workers = options.roles.worker ?? 0;
     producer =
       workers > 0
         ? Leasehold.fromEngine(
@@ -204,6 +277,26 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         await sleep(options.jobEveryMs ?? 250);
       }
     })();
+
+    // The limited queues' bursts, on their own timers (a random stream of their own, so the
+    // fault plan of a seed stays what it was before they existed).
+    const limitedRandom = seededRandom(options.seed + 1);
+    const limitedEnqueuers = limited.map(async (l) => {
+      let burst = 0;
+      while (enqueueing && producer) {
+        const jobs = Array.from({ length: l.jobs }, (_, i) => ({
+          payload: { workMs: limitedRandom.int(l.workMs[0], l.workMs[1]) },
+          ...(l.keys ? { options: { partitionKey: `k${(burst * l.jobs + i) % l.keys}` } } : {}),
+        }));
+        burst++;
+        await producer
+          .queue(l.limits.queue)
+          .enqueueMany(jobs)
+          .then((answered) => events.push(enqueueAcknowledged(answered)))
+          .catch(() => {});
+        await sleep(l.everyMs);
+      }
+    });
 
     const plan = planFaults(random, {
       durationMs: options.durationMs,
@@ -232,7 +325,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const remaining = started + options.durationMs - Date.now();
     if (remaining > 0) await sleep(remaining);
     enqueueing = false;
-    await enqueuer;
+    await Promise.all([enqueuer, ...limitedEnqueuers]);
+    const queues = [WORKER.queue, ...limited.map((l) => l.limits.queue)];
 
     // Quiet phase: no faults, so every job can reach its end. It lasts while the workers make
     // progress (a loaded machine can leave a backlog) and ends after SETTLE_MS without any.
@@ -241,8 +335,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     while (Date.now() < settleBy) {
       const counted = await admin
         .query<{ n: string }>(
-          `SELECT count(*) AS n FROM "${schema}".jobs WHERE queue = $1 AND status NOT IN ('completed', 'dead')`,
-          [WORKER.queue],
+          `SELECT count(*) AS n FROM "${schema}".jobs WHERE queue = ANY($1::text[]) AND status NOT IN ('completed', 'dead')`,
+          [queues],
         )
         .catch(() => undefined); // through haproxy: a connection the last promotion broke
       if (!counted) {
@@ -260,7 +354,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const facts = await readDbFacts({
       pool: admin,
       schema,
-      queue: WORKER.queue,
+      queues,
       // Behind haproxy the server sees haproxy's ports, not the proxy's: every leasehold
       // session of the database counts (nothing else uses it).
       proxyPorts: cluster ? null : () => proxy.everUsedPorts(),
@@ -285,6 +379,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       bounds,
       crashes: fleet.crashes,
       ...(options.failover ? { replication: options.failover } : {}),
+      limits: limited.map((l): QueueLimits => l.limits),
     };
     const explained = explainFailoverLosses(history, checkHistory(history));
     const { losses } = explained;

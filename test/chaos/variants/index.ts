@@ -14,6 +14,7 @@ import { UnguardedCompleteEngine } from './unguarded-complete.js';
 import { LostEnqueueAnswerRetriedEngine } from './lost-enqueue-answer-retried.js';
 import { NoEpochEngine } from './no-epoch.js';
 import { UnloggedLeasesEngine } from './unlogged-leases.js';
+import { WorkerSideLimitsEngine } from './worker-side-limits.js';
 
 export const VARIANTS = [
   'real',
@@ -28,6 +29,8 @@ export const VARIANTS = [
   'no-epoch',
   // Decision 0230: a token handed out again after a crash of the server.
   'unlogged-leases',
+  // Decision 0239: flow control counted by each worker instead of the claim in the database.
+  'worker-side-limits',
 ] as const;
 export type Variant = (typeof VARIANTS)[number];
 
@@ -59,5 +62,7 @@ export function createEngine(
       return new NoEpochEngine(options);
     case 'unlogged-leases':
       return new UnloggedLeasesEngine(options);
+    case 'worker-side-limits':
+      return new WorkerSideLimitsEngine(options);
   }
 }
