@@ -33,6 +33,7 @@ export const CLAIM_LIMITS = (s: string): string => `settings AS (
           CASE WHEN st.name IS NULL THEN 1 ELSE st.per_key_concurrency END AS per_key,
           coalesce(st.fairness, 'oldest') AS fairness,
           st.concurrency,
+          floor(random() * coalesce(st.concurrency, 1))::integer AS slot_offset,
           CASE WHEN st.paused THEN 0 ELSE greatest(0, least(
             (SELECT $3::integer),
             CASE WHEN st.concurrency IS NOT NULL THEN st.concurrency - (
@@ -95,16 +96,19 @@ export const CLAIM_SLOTS = (s: string): string => `numbered AS (
         FROM picked p
       ),
       free_slots AS (
-        SELECT f.queue, f.slot, row_number() OVER (PARTITION BY f.queue ORDER BY f.slot) AS n
-        FROM (
-          SELECT w.queue, g.slot FROM limits w
+        -- Only the first \`room\` free slots can be used. Each claim walks the slots from a
+        -- starting point of its own (random), so that two claims at the same moment, even two
+        -- of one worker, mostly take different slots instead of both the lowest free ones.
+        SELECT x.queue, x.slot, x.n FROM (
+          SELECT w.queue, g.slot, w.room, row_number() OVER (PARTITION BY w.queue
+              ORDER BY (g.slot + w.slot_offset) % w.concurrency) AS n
+          FROM limits w
           CROSS JOIN LATERAL generate_series(0, w.concurrency - 1) AS g(slot)
           WHERE w.concurrency IS NOT NULL AND w.room > 0
-          EXCEPT
-          SELECT u.queue, u.slot FROM limits w JOIN ${s}.jobs u ON u.queue = w.queue
-          WHERE w.concurrency IS NOT NULL AND w.room > 0
-            AND u.slot IS NOT NULL AND u.status = 'processing'
-        ) f
+            AND NOT EXISTS (SELECT 1 FROM ${s}.jobs u
+              WHERE u.queue = w.queue AND u.slot = g.slot AND u.status = 'processing')
+        ) x
+        WHERE x.n <= x.room
       ),
       free_key_slots AS (
         SELECT f.queue, f.partition_key, f.key_slot,
