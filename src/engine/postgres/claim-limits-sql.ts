@@ -33,7 +33,8 @@ export const CLAIM_LIMITS = (s: string): string => `settings AS (
           CASE WHEN st.name IS NULL THEN 1 ELSE st.per_key_concurrency END AS per_key,
           coalesce(st.fairness, 'oldest') AS fairness,
           st.concurrency,
-          floor(random() * coalesce(st.concurrency, 1))::integer AS slot_offset,
+          -- Where this claim starts looking for free slots, of the queue's and of each key's.
+          floor(random() * 1000000)::integer AS slot_offset,
           CASE WHEN st.paused THEN 0 ELSE greatest(0, least(
             (SELECT $3::integer),
             CASE WHEN st.concurrency IS NOT NULL THEN st.concurrency - (
@@ -112,10 +113,11 @@ export const CLAIM_SLOTS = (s: string): string => `numbered AS (
       ),
       free_key_slots AS (
         SELECT f.queue, f.partition_key, f.key_slot,
-          row_number() OVER (PARTITION BY f.queue, f.partition_key ORDER BY f.key_slot) AS n
+          row_number() OVER (PARTITION BY f.queue, f.partition_key
+            ORDER BY (f.key_slot + f.slot_offset) % f.per_key) AS n
         FROM (
-          SELECT k.queue, k.partition_key, g.key_slot
-          FROM (SELECT DISTINCT n.queue, n.partition_key, w.per_key
+          SELECT k.queue, k.partition_key, g.key_slot, k.per_key, k.slot_offset
+          FROM (SELECT DISTINCT n.queue, n.partition_key, w.per_key, w.slot_offset
                 FROM numbered n JOIN limits w ON w.queue = n.queue
                 WHERE n.partition_key IS NOT NULL AND w.per_key > 1) k
           CROSS JOIN LATERAL generate_series(0, k.per_key - 1) AS g(key_slot)
