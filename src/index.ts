@@ -81,6 +81,7 @@ export {
   type ClaimRef,
   type JobFailureReport,
   type JobListOptions,
+  type QueueOverview,
 } from './queue/job-manager.js';
 export { Worker, type WorkerEvents, type WorkerState, type DrainResult } from './queue/worker.js';
 export type { WorkerOptions, JobHandler, JobContext } from './queue/worker-options.js';

@@ -12,6 +12,7 @@ import { registerServe } from './commands/serve.js';
 import { registerGenerate } from './commands/generate.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerLeases } from './commands/leases.js';
+import { registerQueues } from './commands/queues.js';
 import { registerStatus } from './commands/status.js';
 import { registerWorker } from './commands/worker.js';
 import type { CliContext } from './context.js';
@@ -36,6 +37,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerGenerate(program, ctx);
   registerLeases(program, ctx);
   registerJobs(program, ctx);
+  registerQueues(program, ctx);
   registerStatus(program, ctx);
   registerBench(program, ctx);
   for (const command of program.commands) command.exitOverride();

@@ -1,4 +1,4 @@
-// `leasehold/client`: HTTP clients of the lease and task service. Never imports pg.
+// `leasehold/client`: HTTP clients of the lease, task and queue service. Never imports pg.
 export {
   LeaseClient,
   type LeaseClientOptions,
@@ -13,7 +13,14 @@ export {
   type RenewTaskOptions,
   type TaskRenewal,
 } from './task-client.js';
+export { QueueClient, type QueueInfo, type QueueSettingsInput } from './queue-client.js';
 export type { HttpClientOptions } from './http.js';
 export { HeldLease, type HeldLeaseState } from '../core/held-lease.js';
 export * from '../core/errors.js';
-export type { Lease, FencingToken } from '../core/types.js';
+export type {
+  Lease,
+  FencingToken,
+  JobExplanation,
+  JobStatus,
+  QueueSettings,
+} from '../core/types.js';

@@ -2,7 +2,8 @@
  * `lh.jobs`: jobs by id, across queues, for the people and programs that operate a queue rather
  * than produce into it (`lh.queue(name)`) or consume it in process (`lh.worker`):
  *
- * - reads and administration: `get`, `list`, `counts`, `workers`, `retry`, `cancel`, `delete`;
+ * - reads and administration: `get`, `list`, `counts`, `queues`, `explain`, `workers`, `retry`,
+ *   `cancel`, `delete`;
  * - the claim protocol, for a consumer outside this process that pulls jobs one call at a time
  *   (the HTTP task API): `claim`, `renewClaims`, `complete`, `fail`, `handBack`. Each is guarded
  *   by the claimant and the claim's generation, exactly as the in-process worker's calls are.
@@ -14,8 +15,11 @@ import { InvalidArgumentError } from '../core/errors.js';
 import {
   JOB_STATUSES,
   WORKER_STATUSES,
+  defaultQueueSettings,
   type Job,
+  type JobExplanation,
   type JobStatus,
+  type QueueSettings,
   type WorkerInfo,
   type WorkerStatus,
 } from '../core/types.js';
@@ -50,6 +54,14 @@ export interface JobFailureReport extends ClaimRef {
   retryDelay: Duration;
 }
 
+/**
+ * One queue as operators see it (`lh.jobs.queues()`, GET /api/queues): its settings (the
+ * defaults when never configured) and how many of its jobs are in each status.
+ */
+export interface QueueOverview extends QueueSettings {
+  readonly counts: Readonly<Record<JobStatus, number>>;
+}
+
 /** Claims last between 100 ms and a day, as the in-process worker's job leases. */
 const claimTtlBounds = { min: 100, max: LIMITS.ttlMaxMs };
 
@@ -79,6 +91,49 @@ export class JobManager {
   /** How many jobs each queue holds in each status (fleet-wide, counted in the engine). */
   async counts(): Promise<JobCount[]> {
     return this.engine.jobCounts();
+  }
+
+  /**
+   * Every queue that has jobs or settings, by name: its settings and its jobs counted by status
+   * (every status present, 0 when none). Settings and counts are two reads, not one snapshot.
+   */
+  async queues(): Promise<QueueOverview[]> {
+    const [counts, settings] = await Promise.all([
+      this.engine.jobCounts(),
+      this.engine.queueSettingsList(),
+    ]);
+    const byQueue = new Map<
+      string,
+      { settings: QueueSettings; counts: Record<JobStatus, number> }
+    >();
+    const entry = (queue: string) => {
+      let found = byQueue.get(queue);
+      if (!found) {
+        const zero = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<
+          JobStatus,
+          number
+        >;
+        found = { settings: defaultQueueSettings(queue), counts: zero };
+        byQueue.set(queue, found);
+      }
+      return found;
+    };
+    for (const s of settings) entry(s.queue).settings = s;
+    for (const c of counts) entry(c.queue).counts[c.status] += c.count;
+    return [...byQueue.keys()]
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .map((queue) => {
+        const { settings: s, counts: n } = byQueue.get(queue)!;
+        return { ...s, counts: n };
+      });
+  }
+
+  /**
+   * Why job `id` is not running (core/types JobExplanation), whatever its queue; null when
+   * there is no such job. `lh.queue(name).explain(id)` is the same for one queue.
+   */
+  async explain(id: number): Promise<JobExplanation | null> {
+    return this.engine.jobExplain({ id: requireId(id) });
   }
 
   /** Registered workers, of one status if given. */

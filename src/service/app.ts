@@ -36,6 +36,7 @@ import { generatorRoutes } from './routes/generator.js';
 import { eventRoutes } from './routes/events.js';
 import { workerRoutes } from './routes/workers.js';
 import { jobRoutes } from './routes/jobs.js';
+import { queueRoutes } from './routes/queues.js';
 import { leaderRoutes } from './routes/leaders.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { createMetrics, metricsRoutes } from './metrics.js';
@@ -164,6 +165,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   generatorRoutes(app, ctx);
   workerRoutes(app, ctx);
   jobRoutes(app, ctx);
+  queueRoutes(app, ctx);
   leaderRoutes(app, ctx);
   await dashboardRoutes(app);
   eventRoutes(app, ctx);

@@ -7,7 +7,7 @@ import type { TypedEvents } from '../runtime/events.js';
 import type { Principal } from './auth.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { RouteScope } from './route-scopes.js';
-import type { LeaseJson } from './serialize.js';
+import type { LeaseJson, QueueSettingsJson } from './serialize.js';
 
 /** Events the service publishes on its SSE stream (and counts in its metrics). */
 export interface ServiceEventMap {
@@ -16,6 +16,10 @@ export interface ServiceEventMap {
   'lease:released': LeaseJson;
   /** An acquire refused because another holder's lease is live. */
   'lease:refused': { resource: string; holder: string };
+  /** A queue paused, resumed or reconfigured through the API: its settings now. */
+  'queue:paused': QueueSettingsJson;
+  'queue:resumed': QueueSettingsJson;
+  'queue:configured': QueueSettingsJson;
   [name: string]: unknown;
 }
 

@@ -1,5 +1,6 @@
 /** Domain objects to JSON answers: dates as ISO strings, nothing internal leaked. */
-import type { Job, Lease } from '../core/types.js';
+import type { Job, JobExplanation, Lease, QueueSettings } from '../core/types.js';
+import type { QueueOverview } from '../queue/job-manager.js';
 
 export type LeaseJson = ReturnType<typeof leaseJson>;
 
@@ -47,4 +48,40 @@ export function jobJson(job: Job) {
     finishedAt: job.finishedAt?.toISOString() ?? null,
     timeoutMs: job.timeoutMs,
   };
+}
+
+export type QueueSettingsJson = ReturnType<typeof queueSettingsJson>;
+
+/** A queue's flow control; `rate.per` in milliseconds. */
+export function queueSettingsJson(settings: QueueSettings) {
+  return {
+    queue: settings.queue,
+    paused: settings.paused,
+    concurrency: settings.concurrency,
+    perKeyConcurrency: settings.perKeyConcurrency,
+    rate: settings.rate ? { limit: settings.rate.limit, per: settings.rate.per } : null,
+    fairness: settings.fairness,
+  };
+}
+
+export function queueOverviewJson(queue: QueueOverview) {
+  return { ...queueSettingsJson(queue), counts: { ...queue.counts } };
+}
+
+/** Why a job waits: `until` and `nextSlotAt` as ISO strings, everything else as it is. */
+export function explanationJson(explanation: JobExplanation) {
+  switch (explanation.reason) {
+    case 'scheduled':
+    case 'backoff':
+      return { reason: explanation.reason, until: explanation.until.toISOString() };
+    case 'rate':
+      return {
+        reason: explanation.reason,
+        nextSlotAt: explanation.nextSlotAt.toISOString(),
+        limit: explanation.limit,
+        per: explanation.per,
+      };
+    default:
+      return { ...explanation };
+  }
 }

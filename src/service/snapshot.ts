@@ -8,13 +8,20 @@ import type { LeaseholdFacade } from '../leasehold.js';
 import { generatorStatus, type GeneratorStatus } from '../tasks/task-domain.js';
 import { BackgroundService } from '../runtime/service.js';
 import { readLeaders, readSchedules, type LeaderJson, type ScheduleJson } from './leadership.js';
-import { leaseJson, type LeaseJson } from './serialize.js';
+import {
+  leaseJson,
+  queueSettingsJson,
+  type LeaseJson,
+  type QueueSettingsJson,
+} from './serialize.js';
 
 export interface FleetSnapshot {
   readonly at: string;
   readonly databaseTime: string;
   readonly leases: LeaseJson[];
   readonly jobs: { queue: string; status: string; count: number }[];
+  /** The flow control of every queue that has jobs or settings, by name (GET /api/queues). */
+  readonly queues: QueueSettingsJson[];
   readonly workers: {
     id: string;
     name: string;
@@ -36,10 +43,10 @@ export interface FleetSnapshot {
 const LEASE_LIMIT = 200;
 
 export async function readSnapshot(lh: LeaseholdFacade): Promise<FleetSnapshot> {
-  const [now, leases, jobs, workers, generator, leaders, schedules] = await Promise.all([
+  const [now, leases, queues, workers, generator, leaders, schedules] = await Promise.all([
     lh.now(),
     lh.leases.list({ state: 'all', limit: LEASE_LIMIT }),
-    lh.jobs.counts().catch(() => []),
+    lh.jobs.queues().catch(() => []),
     lh.jobs.workers({ limit: 200 }).catch(() => []),
     generatorStatus(lh),
     readLeaders(lh, 200).catch(() => []),
@@ -49,7 +56,12 @@ export async function readSnapshot(lh: LeaseholdFacade): Promise<FleetSnapshot> 
     at: new Date().toISOString(),
     databaseTime: now.toISOString(),
     leases: leases.map(leaseJson),
-    jobs: jobs.map((j) => ({ queue: j.queue, status: j.status, count: j.count })),
+    jobs: queues.flatMap((q) =>
+      Object.entries(q.counts)
+        .filter(([, count]) => count > 0)
+        .map(([status, count]) => ({ queue: q.queue, status, count })),
+    ),
+    queues: queues.map(queueSettingsJson),
     workers: workers.map((w) => ({
       id: w.id,
       name: w.name,

@@ -1,7 +1,8 @@
 // The dashboard in a real headless Chromium (Debian's package, driven by playwright-core): a
 // lease acquired through the API appears within 2 s without a reload, its time-left bar shrinks,
 // the generator stops with a click, the demo's queue-report schedule shows its leader and its
-// slots, no console errors, and the page stays small.
+// slots, a queue shows its limits and pauses and resumes with a click, no console errors, and
+// the page stays small.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -29,7 +30,7 @@ describe(
   'dashboard in a browser',
   { skip: available ? false : `no Chromium at ${CHROMIUM}` },
   () => {
-    it('shows a new lease live, shrinks its bar, stops the generator with a click, shows the queue-report leader and schedule, without console errors', () =>
+    it('shows a new lease live, shrinks its bar, stops the generator with a click, shows the queue-report leader and schedule, pauses and resumes a queue, without console errors', () =>
       withSchema('browser dashboard', async (schema) => {
         const lh = Leasehold.fromEngine(await schema.engine());
         await setGeneratorRunning(lh, true, 'test');
@@ -118,6 +119,34 @@ describe(
             'elections-title',
             'the scrollable table takes keyboard focus',
           );
+
+          // A queue's limits and paused state, and its pause/resume button (decision 0242).
+          await lh.queue('browser-emails').enqueue({ n: 1 });
+          await lh
+            .queue('browser-emails')
+            .configure({ concurrency: 5, rate: { limit: 100, per: '1s' } });
+          const queueRow = page.locator('tr[data-queue="browser-emails"]');
+          await queueRow
+            .getByTestId('queue-limits')
+            .filter({ hasText: '5 at once · 100/1s' })
+            .waitFor({ timeout: 3_000 });
+          await queueRow.getByTestId('queue-state').filter({ hasText: 'running' }).waitFor();
+          await page.getByRole('button', { name: 'Pause queue browser-emails' }).click();
+          await queueRow
+            .getByTestId('queue-state')
+            .filter({ hasText: 'paused' })
+            .waitFor({ timeout: 3_000 });
+          assert.equal(
+            (await lh.queue('browser-emails').settings()).paused,
+            true,
+            'paused in the database',
+          );
+          await page.getByRole('button', { name: 'Resume queue browser-emails' }).click();
+          await queueRow
+            .getByTestId('queue-state')
+            .filter({ hasText: 'running' })
+            .waitFor({ timeout: 3_000 });
+          assert.equal((await lh.queue('browser-emails').settings()).paused, false, 'resumed');
 
           await page.setViewportSize({ width: 390, height: 844 });
           await page.getByRole('heading', { name: 'Leases' }).waitFor();

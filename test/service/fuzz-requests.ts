@@ -50,6 +50,11 @@ const ROUTES: readonly [Method, string][] = [
   ['POST', '/api/jobs/:id/retry'],
   ['POST', '/api/jobs/:id/cancel'],
   ['DELETE', '/api/jobs/:id'],
+  ['GET', '/api/jobs/:id/explain'],
+  ['GET', '/api/queues'],
+  ['POST', '/api/queues/:name/pause'],
+  ['POST', '/api/queues/:name/resume'],
+  ['PUT', '/api/queues/:name/settings'],
   ['GET', '/api/leaders'],
   ['GET', '/api/schedules'],
   ['GET', '/api/workers'],
@@ -79,6 +84,12 @@ const VALID_BODIES: Record<string, Record<string, unknown>> = {
   'PUT /api/tasks/:id/fail': { processor: 'w1', token: 1, error: 'boom', retry_in_seconds: 1 },
   'PUT /api/tasks/:id/hand-back': { processor: 'w1', token: 1 },
   'PUT /api/tasks/:id/release': { processor: 'w1', token: 1 },
+  'PUT /api/queues/:name/settings': {
+    concurrency: 2,
+    perKeyConcurrency: null,
+    rate: { limit: 10, per: '1s' },
+    fairness: 'oldest',
+  },
 };
 
 /** Like encodeURIComponent, but a lone surrogate is sent as U+FFFD instead of throwing. */
@@ -322,7 +333,7 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc
   })
   .map((r) => {
     const method = r.strayMethod ?? r.route[0];
-    const path = r.trick(r.route[1].replace(':id', r.id));
+    const path = r.trick(r.route[1].replace(':id', r.id).replace(':name', r.id));
     const headers: Record<string, string> = { ...r.headers };
     let payload: string | undefined;
     if (r.bodyKind !== 'none' && method !== 'GET' && method !== 'HEAD') {

@@ -130,11 +130,28 @@ describe('route scopes', () => {
           assert.match(what, /^(GET|HEAD) (\/healthz|\/docs(\/.*)?|\/|\/assets\/.*)$/, what);
         assert.ok(byScope.public?.includes('GET /healthz'), 'the health check is public');
         assert.ok(byScope.public?.includes('GET /docs/json'), 'the OpenAPI document is public');
-        for (const what of ['GET /api/leases', 'GET /metrics', 'GET /api/events'])
+        for (const what of [
+          'GET /api/leases',
+          'GET /metrics',
+          'GET /api/events',
+          'GET /api/queues',
+          'GET /api/jobs/:id/explain',
+        ])
           assert.ok(byScope.read?.includes(what), `${what} needs read`);
-        for (const what of ['POST /api/leases', 'DELETE /api/leases/:id', 'POST /api/tasks/next'])
+        // Pause and resume are operator actions on jobs, as retry and cancel (decision 0242).
+        for (const what of [
+          'POST /api/leases',
+          'DELETE /api/leases/:id',
+          'POST /api/tasks/next',
+          'POST /api/queues/:name/pause',
+          'POST /api/queues/:name/resume',
+        ])
           assert.ok(byScope.write?.includes(what), `${what} needs write`);
-        for (const what of ['POST /api/generator/start', 'DELETE /api/jobs/:id'])
+        for (const what of [
+          'POST /api/generator/start',
+          'DELETE /api/jobs/:id',
+          'PUT /api/queues/:name/settings',
+        ])
           assert.ok(byScope.admin?.includes(what), `${what} needs admin`);
         // Fastify serves a plugin's root route under a second URL with a trailing slash without
         // telling the onRoute hook; it shares the route's options, so it is public too.

@@ -54,11 +54,23 @@ export interface ScheduleView {
   runs: number;
 }
 
+/** A queue's flow control (GET /api/queues, the snapshot's `queues`); `rate.per` in ms. */
+export interface QueueSettingsView {
+  queue: string;
+  paused: boolean;
+  concurrency: number | null;
+  perKeyConcurrency: number | null;
+  rate: { limit: number; per: number } | null;
+  fairness: 'oldest' | 'key';
+}
+
 export interface Snapshot {
   at: string;
   databaseTime: string;
   leases: LeaseView[];
   jobs: { queue: string; status: string; count: number }[];
+  /** Every queue with jobs or settings, by name. */
+  queues: QueueSettingsView[];
   workers: WorkerView[];
   generator: GeneratorView;
   leaders: LeaderView[];

@@ -84,6 +84,21 @@ export function registerJobs(program: Command, ctx: CliContext): void {
       },
     );
 
+  common(jobs.command('explain'))
+    .addArgument(
+      new Argument('<id>', 'the job id').argParser(
+        parseIntegerOption('<id>', 1, Number.MAX_SAFE_INTEGER),
+      ),
+    )
+    .description('why a job is not running: the first reason that applies')
+    .action((id: number, o: Common) =>
+      withLeasehold(o, async (lh) => {
+        const explanation = await lh.jobs.explain(id);
+        if (!explanation) throw new NotFoundError('job', id);
+        printObject(ctx.out, explanation, o.json ?? false);
+      }),
+    );
+
   for (const action of ['retry', 'cancel'] as const) {
     common(jobs.command(action))
       .addArgument(

@@ -1,9 +1,36 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
-import type { JobView, Snapshot } from '../types.js';
+import type { JobView, QueueSettingsView, Snapshot } from '../types.js';
 import { JobDetail } from './JobDetail.js';
 
 const STATUSES = ['pending', 'processing', 'completed', 'dead', 'cancelled'];
+
+/** A pause or resume answered less than this long ago shows before the snapshot catches up. */
+const ANSWER_SHOWN_MS = 3_000;
+
+/** `1s`, `250ms`, `5m`, `1h`, or `1500ms` when it is no whole unit. */
+function per(ms: number): string {
+  for (const [unit, size] of [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1_000],
+  ] as const)
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}
+
+/** The limits in force, in words: `5 at once · 2 per key · 100/1s`. */
+function limits(settings: QueueSettingsView | undefined): string {
+  if (!settings) return 'none';
+  const parts: string[] = [];
+  if (settings.concurrency !== null) parts.push(`${settings.concurrency} at once`);
+  if (settings.perKeyConcurrency !== 1)
+    parts.push(
+      settings.perKeyConcurrency === null ? 'any per key' : `${settings.perKeyConcurrency} per key`,
+    );
+  if (settings.rate) parts.push(`${settings.rate.limit}/${per(settings.rate.per)}`);
+  return parts.length === 0 ? 'none' : parts.join(' · ');
+}
 
 /** Jobs by queue and status; pick a cell to list its jobs, pick a job to see its detail. */
 export function Jobs({
@@ -13,7 +40,18 @@ export function Jobs({
   snapshot: Snapshot;
   onError: (message: string) => void;
 }) {
-  const queues = [...new Set(snapshot.jobs.map((j) => j.queue))].sort();
+  const queues = [
+    ...new Set([...snapshot.jobs.map((j) => j.queue), ...snapshot.queues.map((q) => q.queue)]),
+  ].sort();
+  // The answer of a pause or resume, shown until the snapshot has caught up with it.
+  const [answers, setAnswers] = useState<
+    Record<string, { settings: QueueSettingsView; at: number }>
+  >({});
+  const settingsOf = (queue: string): QueueSettingsView | undefined => {
+    const answer = answers[queue];
+    if (answer && Date.now() - answer.at < ANSWER_SHOWN_MS) return answer.settings;
+    return snapshot.queues.find((q) => q.queue === queue);
+  };
   const countOf = (queue: string, status: string) =>
     snapshot.jobs.find((j) => j.queue === queue && j.status === status)?.count ?? 0;
   const [selection, setSelection] = useState<{ queue: string; status: string } | null>(null);
@@ -44,6 +82,18 @@ export function Jobs({
     }
   };
 
+  const toggle = async (queue: string, action: 'pause' | 'resume'): Promise<void> => {
+    try {
+      const settings = await api<QueueSettingsView>(
+        'POST',
+        `/api/queues/${encodeURIComponent(queue)}/${action}`,
+      );
+      setAnswers((current) => ({ ...current, [queue]: { settings, at: Date.now() } }));
+    } catch (error) {
+      onError((error as Error).message);
+    }
+  };
+
   return (
     <section id="jobs" aria-labelledby="jobs-title">
       <h2 id="jobs-title">Jobs</h2>
@@ -57,35 +107,60 @@ export function Jobs({
                   {s}
                 </th>
               ))}
+              <th scope="col">State</th>
+              <th scope="col">Limits</th>
+              <th scope="col">Actions</th>
             </tr>
           </thead>
           <tbody>
             {queues.length === 0 ? (
               <tr>
-                <td colSpan={STATUSES.length + 1} class="empty">
+                <td colSpan={STATUSES.length + 4} class="empty">
                   No jobs yet
                 </td>
               </tr>
             ) : (
-              queues.map((queue) => (
-                <tr key={queue}>
-                  <th scope="row" class="mono">
-                    {queue}
-                  </th>
-                  {STATUSES.map((status) => (
-                    <td key={status}>
+              queues.map((queue) => {
+                const settings = settingsOf(queue);
+                const paused = settings?.paused ?? false;
+                return (
+                  <tr key={queue} data-queue={queue}>
+                    <th scope="row" class="mono">
+                      {queue}
+                    </th>
+                    {STATUSES.map((status) => (
+                      <td key={status}>
+                        <button
+                          type="button"
+                          class="link"
+                          aria-pressed={selection?.queue === queue && selection.status === status}
+                          onClick={() => setSelection({ queue, status })}
+                        >
+                          {countOf(queue, status)}
+                        </button>
+                      </td>
+                    ))}
+                    <td>
+                      <span
+                        class={`pill ${paused ? 'stopped' : 'active'}`}
+                        data-testid="queue-state"
+                      >
+                        {paused ? 'paused' : 'running'}
+                      </span>
+                    </td>
+                    <td data-testid="queue-limits">{limits(settings)}</td>
+                    <td class="actions">
                       <button
                         type="button"
-                        class="link"
-                        aria-pressed={selection?.queue === queue && selection.status === status}
-                        onClick={() => setSelection({ queue, status })}
+                        aria-label={`${paused ? 'Resume' : 'Pause'} queue ${queue}`}
+                        onClick={() => void toggle(queue, paused ? 'resume' : 'pause')}
                       >
-                        {countOf(queue, status)}
+                        {paused ? 'Resume' : 'Pause'}
                       </button>
                     </td>
-                  ))}
-                </tr>
-              ))
+                  </tr>
+                );
+              })
             )}
           </tbody>
         </table>
