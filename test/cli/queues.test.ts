@@ -135,7 +135,6 @@ describe('leasehold queues', () => {
         ],
         [['queues', 'configure', 'emails', '--rate', '5/1ms'], /--rate: per must be at least/],
         [['queues', 'configure', 'emails', '--fairness', 'newest'], /--fairness: /],
-        [['queues', 'configure', 'emails', '--fairness', 'key'], /^leasehold: unsupported: /],
         [['queues', 'configure', '', '--concurrency', '2'], /<queue>: must not be empty/],
         [['queues', 'pause', ''], /<queue>: must not be empty/],
         [['queues', 'pause'], /missing required argument/],

@@ -63,7 +63,7 @@ export function queueRoutes(app: FastifyInstance, ctx: ServiceContext): void {
           "Change a queue's flow control: fields left out stay, null removes a limit. Answers the settings in force.",
         params: QueueParams,
         body: ConfigureBody,
-        response: { 200: QueueSettingsSchema, 501: ErrorResponse, ...errors },
+        response: { 200: QueueSettingsSchema, ...errors },
       },
       handler: async (request) => {
         const settings = await lh.queue(request.params.name).configure(request.body);
