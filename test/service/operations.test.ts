@@ -326,7 +326,7 @@ describe('health, metrics and docs', () => {
           ['get', '/api/queues', ['200']],
           ['post', '/api/queues/{name}/pause', ['200', '400', '403']],
           ['post', '/api/queues/{name}/resume', ['200', '400', '403']],
-          ['put', '/api/queues/{name}/settings', ['200', '400', '403', '501']],
+          ['put', '/api/queues/{name}/settings', ['200', '400', '403']],
           ['get', '/api/generator', ['200']],
           ['post', '/api/generator/start', ['200', '403']],
           ['post', '/api/generator/stop', ['200', '403']],
