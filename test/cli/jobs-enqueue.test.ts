@@ -3,28 +3,15 @@
 // options; bad input writes nothing.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { Writable } from 'node:stream';
-import { runCli } from '../../src/cli/main.js';
 import type { Job } from '../../src/core/types.js';
 import { Leasehold } from '../../src/leasehold.js';
 import { QUEUE_LIMITS } from '../../src/queue/enqueue-options.js';
+import { runCliCaptured } from '../support/cli-in-process.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
 
 after(closeTestDatabase);
 
-async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const sink = (into: string[]) =>
-    new Writable({
-      write(chunk: Buffer | string, _encoding, done) {
-        into.push(String(chunk));
-        done();
-      },
-    });
-  const code = await runCli(args, { out: sink(out), err: sink(err) });
-  return { code, stdout: out.join(''), stderr: err.join('') };
-}
+const run = runCliCaptured;
 
 describe('leasehold jobs enqueue', () => {
   it("enqueues with the library's defaults and dedup, and prints the job", () =>

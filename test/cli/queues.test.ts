@@ -3,28 +3,15 @@
 // stderr, a non-zero exit and nothing changed. On PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { Writable } from 'node:stream';
-import { runCli } from '../../src/cli/main.js';
 import type { QueueSettings } from '../../src/core/types.js';
 import { Leasehold } from '../../src/leasehold.js';
 import type { QueueOverview } from '../../src/queue/job-manager.js';
+import { runCliCaptured } from '../support/cli-in-process.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
 
 after(closeTestDatabase);
 
-async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const sink = (into: string[]) =>
-    new Writable({
-      write(chunk: Buffer | string, _encoding, done) {
-        into.push(String(chunk));
-        done();
-      },
-    });
-  const code = await runCli(args, { out: sink(out), err: sink(err) });
-  return { code, stdout: out.join(''), stderr: err.join('') };
-}
+const run = runCliCaptured;
 
 const DEFAULTS = {
   paused: false,
