@@ -119,7 +119,7 @@ const CASES: Case[] = [
     // 3 and counting only its own, take bursts of 3 jobs with some still running. The faults
     // (a little latency) only keep the plan non-empty.
     options: {
-      durationMs: 10_000,
+      durationMs: 6_000,
       roles: { worker: 2 },
       faultTypes: ['proxy-latency'],
       faultGapMs: [3_000, 4_000],
