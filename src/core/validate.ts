@@ -53,6 +53,16 @@ export function requireSafeInteger(field: string, value: unknown, min = 0): numb
   return value;
 }
 
+/** Each of `keys` of `options` is absent or a function (callbacks such as onLost). */
+export function optionalFunctions<K extends string>(
+  options: Partial<Record<K, unknown>>,
+  keys: readonly K[],
+): void {
+  for (const key of keys)
+    if (options[key] !== undefined && typeof options[key] !== 'function')
+      throw new InvalidArgumentError(key, 'must be a function');
+}
+
 /** An optional boolean option: `fallback` when absent, a typed error for anything but a boolean. */
 export function optionalBoolean(field: string, value: unknown, fallback: boolean): boolean {
   if (value === undefined) return fallback;

@@ -24,7 +24,7 @@ import { formatDuration, toMilliseconds } from '../core/duration.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { FencingToken } from '../core/types.js';
 import { defaultMargin, trustTiming, type TrustTiming } from '../core/trust.js';
-import { LIMITS, requireName } from '../core/validate.js';
+import { LIMITS, optionalFunctions, requireName } from '../core/validate.js';
 import type { Logger } from '../runtime/logger.js';
 import { defaultHolderId } from '../runtime/identity.js';
 
@@ -92,10 +92,7 @@ export function resolveElectionOptions(
     options.instanceId === undefined
       ? defaultHolderId()
       : requireName('instanceId', options.instanceId);
-  for (const key of ['onElected', 'onRevoked', 'onNewLeader', 'onError'] as const) {
-    if (options[key] !== undefined && typeof options[key] !== 'function')
-      throw new InvalidArgumentError(key, 'must be a function');
-  }
+  optionalFunctions(options, ['onElected', 'onRevoked', 'onNewLeader', 'onError']);
 
   const ttlMs = toMilliseconds('ttl', options.ttl ?? DEFAULT_ELECTION_TTL_MS, {
     min: LIMITS.ttlMinMs,

@@ -25,7 +25,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import { HeldLease, type HeldLeaseCallbacks, type LeaseTermStore } from '../core/held-lease.js';
 import { trustTiming, type TrustTiming } from '../core/trust.js';
 import type { FencingToken, Lease } from '../core/types.js';
-import { LIMITS, optionalBoolean, requireName } from '../core/validate.js';
+import { LIMITS, optionalBoolean, optionalFunctions, requireName } from '../core/validate.js';
 import type { Engine } from '../engine/engine.js';
 import type { LeaseLockAcquireParams } from '../engine/locks.js';
 import { defaultHolderId } from '../runtime/identity.js';
@@ -83,14 +83,7 @@ export function leaseLockSettings(options: LeaseLockOptions): LeaseLockSettings 
   const pollEveryMs = toMilliseconds('pollEvery', options.pollEvery ?? DEFAULT_POLL_EVERY_MS, {
     max: LIMITS.ttlMaxMs,
   });
-  for (const [field, fn] of [
-    ['onLost', options.onLost],
-    ['onRenewed', options.onRenewed],
-    ['onRenewError', options.onRenewError],
-  ] as const) {
-    if (fn !== undefined && typeof fn !== 'function')
-      throw new InvalidArgumentError(field, 'must be a function');
-  }
+  optionalFunctions(options, ['onLost', 'onRenewed', 'onRenewError']);
   return {
     holder:
       options.holder === undefined ? defaultHolderId() : requireName('holder', options.holder),

@@ -19,7 +19,7 @@ import { toMilliseconds, type Duration } from '../core/duration.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { trustTiming, type TrustTiming } from '../core/trust.js';
 import type { SemaphorePermit } from '../core/types.js';
-import { LIMITS, requireName, requireSafeInteger } from '../core/validate.js';
+import { LIMITS, optionalFunctions, requireName, requireSafeInteger } from '../core/validate.js';
 import type { Engine } from '../engine/engine.js';
 import { semaphoreWakeKey } from '../engine/semaphores.js';
 import { defaultHolderId } from '../runtime/identity.js';
@@ -183,14 +183,7 @@ export class Semaphore {
 }
 
 function permitCallbacks(options: PermitOptions): HeldPermitCallbacks {
-  for (const [field, fn] of [
-    ['onLost', options.onLost],
-    ['onRenewed', options.onRenewed],
-    ['onRenewError', options.onRenewError],
-  ] as const) {
-    if (fn !== undefined && typeof fn !== 'function')
-      throw new InvalidArgumentError(field, 'must be a function');
-  }
+  optionalFunctions(options, ['onLost', 'onRenewed', 'onRenewError']);
   return {
     ...(options.onLost ? { onLost: options.onLost } : {}),
     ...(options.onRenewed ? { onRenewed: options.onRenewed } : {}),

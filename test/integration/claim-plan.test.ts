@@ -1,6 +1,6 @@
 /**
  * The claim statement keeps one generic plan per connection instead of being planned anew on
- * every call (job-queries.ts, JobClaimBatch): planning cost four times the claim's execution,
+ * every call (claim-queries.ts, JobClaimBatch): planning cost four times the claim's execution,
  * on the path of every idle worker's pickup. PostgreSQL counts both kinds of plan for each
  * prepared statement of a session in `pg_prepared_statements`; a pool of one connection makes
  * that session ours to read.

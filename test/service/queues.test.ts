@@ -4,22 +4,13 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { Leasehold } from '../../src/leasehold.js';
-import type { ApiKeyConfig } from '../../src/service/auth.js';
 import { closeTestDatabase } from '../support/database.js';
-import { bearer, call, withApp } from '../support/service.js';
+import { SCOPED_API_KEYS, SCOPED_KEYS, bearer, call, withApp } from '../support/service.js';
 
 after(closeTestDatabase);
 
-const KEYS = {
-  read: 'reader-key-0123456789',
-  write: 'writer-key-0123456789',
-  admin: 'admin-key-0123456789abc',
-} as const;
-const API_KEYS: ApiKeyConfig[] = [
-  { name: 'reader', key: KEYS.read, scope: 'read' },
-  { name: 'writer', key: KEYS.write, scope: 'write' },
-  { name: 'admin', key: KEYS.admin, scope: 'admin' },
-];
+const KEYS = SCOPED_KEYS;
+const API_KEYS = SCOPED_API_KEYS;
 const reader = bearer(KEYS.read);
 const writer = bearer(KEYS.write);
 const admin = bearer(KEYS.admin);

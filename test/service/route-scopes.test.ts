@@ -9,23 +9,14 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import type { ApiKeyConfig } from '../../src/service/auth.js';
 import { scopedRoutes, type ScopedRoute } from '../../src/service/route-scopes.js';
 import { closeTestDatabase } from '../support/database.js';
-import { bearer, withApp } from '../support/service.js';
+import { SCOPED_API_KEYS, SCOPED_KEYS, bearer, withApp } from '../support/service.js';
 
 after(closeTestDatabase);
 
-const KEYS = {
-  read: 'reader-key-0123456789',
-  write: 'writer-key-0123456789',
-  admin: 'admin-key-0123456789abc',
-} as const;
-const API_KEYS: ApiKeyConfig[] = [
-  { name: 'reader', key: KEYS.read, scope: 'read' },
-  { name: 'writer', key: KEYS.write, scope: 'write' },
-  { name: 'admin', key: KEYS.admin, scope: 'admin' },
-];
+const KEYS = SCOPED_KEYS;
+const API_KEYS = SCOPED_API_KEYS;
 
 type Caller = 'anonymous' | 'read' | 'write' | 'admin';
 const CALLERS: readonly Caller[] = ['anonymous', 'read', 'write', 'admin'];

@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Leasehold } from '../../src/leasehold.js';
 import { buildApp, type BuildAppOptions } from '../../src/service/app.js';
+import type { ApiKeyConfig } from '../../src/service/auth.js';
 import { withSchema, type SchemaContext } from './database.js';
 
 export type AppOptions = Omit<BuildAppOptions, 'lh'>;
@@ -74,3 +75,17 @@ export async function call(
 
 /** Bearer headers for a key. */
 export const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
+
+/** One key per scope, for tests of authorization. */
+export const SCOPED_KEYS = {
+  read: 'reader-key-0123456789',
+  write: 'writer-key-0123456789',
+  admin: 'admin-key-0123456789abc',
+} as const;
+
+/** The service's key configuration for SCOPED_KEYS. */
+export const SCOPED_API_KEYS: ApiKeyConfig[] = [
+  { name: 'reader', key: SCOPED_KEYS.read, scope: 'read' },
+  { name: 'writer', key: SCOPED_KEYS.write, scope: 'write' },
+  { name: 'admin', key: SCOPED_KEYS.admin, scope: 'admin' },
+];

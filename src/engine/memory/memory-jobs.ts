@@ -14,6 +14,7 @@ import { backoffDelay } from '../../core/backoff.js';
 import { ConflictError, UnsupportedError } from '../../core/errors.js';
 import { JOB_STATUSES, type Job } from '../../core/types.js';
 import type { CallerTransaction } from '../types.js';
+import { claimableJobs, explainFactsOf, roomOf, roundRobinByKey } from './memory-claim-limits.js';
 import type { ExplainSources, MemoryQueues } from './memory-queues.js';
 import { JOBS_TOPIC, newJob } from '../jobs.js';
 import {
@@ -81,15 +82,19 @@ export class MemoryJobs implements JobOperations {
     const now = this.now();
     const leaseExpiresAt = new Date(now.getTime() + p.leaseTtlMs);
     const queues = new Set(p.queues);
-    const claimable = this.claimable(queues, now);
+    const claimable = claimableJobs(this.jobs.values(), queues, now, (queue) => {
+      const state = this.queues.state(queue);
+      return state ? state.settings.perKeyConcurrency : 1;
+    });
     // As the SQL does: each queue's picks in its own order up to its room, then the oldest of
     // them all up to the limit.
     const picks: JobRecord[] = [];
     for (const queue of queues) {
       const own = claimable.filter((r) => r.queue === queue).sort(claimOrder);
-      const fair = this.queues.state(queue)?.settings.fairness === 'key';
-      const room = Math.min(this.room(queue, now), p.limit);
-      picks.push(...(fair ? roundRobinByKey(own) : own).slice(0, Math.max(0, room)));
+      const state = this.queues.state(queue);
+      const room = Math.min(roomOf(state, this.jobs.values(), queue, now), p.limit);
+      const ordered = state?.settings.fairness === 'key' ? roundRobinByKey(own) : own;
+      picks.push(...ordered.slice(0, Math.max(0, room)));
     }
     const taken = picks.sort(claimOrder).slice(0, Math.max(0, p.limit));
     // Starts are recorded only while a rate is set, as the SQL's window is.
@@ -114,62 +119,7 @@ export class MemoryJobs implements JobOperations {
   /** The facts about job `id` that explain.ts needs from this family (MemoryQueues.jobExplain). */
   explainFacts(id: number): ReturnType<ExplainSources['jobFacts']> {
     const job = this.jobs.get(id);
-    if (!job) return undefined;
-    let olderLive = 0;
-    let olderLiveHead: number | null = null;
-    let youngerProcessing = 0;
-    let youngerProcessingHead: number | null = null;
-    let inQueueProcessing = 0;
-    for (const r of this.jobs.values()) {
-      if (r.queue !== job.queue) continue;
-      if (r.status === 'processing') inQueueProcessing++;
-      if (job.partitionKey === null || r.partitionKey !== job.partitionKey || r.id === id) continue;
-      if (r.id < id && isLive(r)) {
-        olderLive++;
-        olderLiveHead ??= r.id;
-      }
-      if (r.id > id && r.status === 'processing') {
-        youngerProcessing++;
-        youngerProcessingHead ??= r.id;
-      }
-    }
-    return {
-      queue: job.queue,
-      status: job.status,
-      attempts: job.attempts,
-      availableAt: new Date(job.availableAt.getTime()),
-      now: this.now(),
-      olderLive,
-      olderLiveHead,
-      youngerProcessing,
-      youngerProcessingHead,
-      inQueueProcessing,
-    };
-  }
-
-  /**
-   * How many jobs `queue` may start now under its settings: none when paused; its concurrency
-   * less its processing jobs (an expired lease still counts until the rescuer takes the job
-   * back, as on PostgreSQL); its rate's limit less the starts inside the window.
-   */
-  private room(queue: string, now: Date): number {
-    const state = this.queues.state(queue);
-    if (!state) return Number.POSITIVE_INFINITY;
-    const { settings } = state;
-    if (settings.paused) return 0;
-    let room = Number.POSITIVE_INFINITY;
-    if (settings.concurrency !== null) {
-      let processing = 0;
-      for (const r of this.jobs.values())
-        if (r.queue === queue && r.status === 'processing') processing++;
-      room = Math.min(room, settings.concurrency - processing);
-    }
-    if (settings.rate) {
-      const windowStart = now.getTime() - settings.rate.per;
-      while (state.starts.length > 0 && state.starts[0]! <= windowStart) state.starts.shift();
-      room = Math.min(room, settings.rate.limit - state.starts.length);
-    }
-    return room;
+    return job && explainFactsOf(this.jobs.values(), job, this.now());
   }
 
   async jobRenewLeases(p: JobRenewParams): Promise<JobRenewed[]> {
@@ -372,47 +322,6 @@ export class MemoryJobs implements JobOperations {
     return record;
   }
 
-  /**
-   * Pending jobs of these queues that are available now and, when partitioned, the oldest
-   * unfinished job of a partition with nothing processing. The second test matters after an
-   * operator retries an old job: it becomes the oldest while a younger one is still running.
-   */
-  /**
-   * Pending, available jobs that their partition lets run. Under `perKeyConcurrency` N (1 by
-   * default) a job may run when its partition's older live jobs and younger processing jobs
-   * number fewer than N; for N = 1 that is "the oldest unfinished job, and nothing of its
-   * partition processing". Without a cap (null) partitions do not matter.
-   */
-  private claimable(queues: ReadonlySet<string>, now: Date): JobRecord[] {
-    const inQueues = [...this.jobs.values()].filter((r) => queues.has(r.queue) && isLive(r));
-    const processing = new Map<string, number>();
-    for (const r of inQueues)
-      if (r.status === 'processing' && r.partitionKey !== null) {
-        const partition = dedupKey(r.queue, r.partitionKey);
-        processing.set(partition, (processing.get(partition) ?? 0) + 1);
-      }
-    const olderLive = new Map<string, number>();
-    const olderProcessing = new Map<string, number>();
-    const claimable: JobRecord[] = [];
-    for (const r of inQueues) {
-      const available = r.status === 'pending' && r.availableAt.getTime() <= now.getTime();
-      if (r.partitionKey === null) {
-        if (available) claimable.push(r);
-        continue;
-      }
-      const state = this.queues.state(r.queue);
-      const perKey = state ? state.settings.perKeyConcurrency : 1; // null: no cap
-      const partition = dedupKey(r.queue, r.partitionKey);
-      const older = olderLive.get(partition) ?? 0;
-      const olderBusy = olderProcessing.get(partition) ?? 0;
-      const youngerBusy = (processing.get(partition) ?? 0) - olderBusy;
-      if (available && (perKey === null || older + youngerBusy < perKey)) claimable.push(r);
-      olderLive.set(partition, older + 1);
-      if (r.status === 'processing') olderProcessing.set(partition, olderBusy + 1);
-    }
-    return claimable;
-  }
-
   /** The job if `workerId` holds it under this generation; lease expiry is not checked here. */
   private owned(workerId: string, ref: JobLeaseRef): JobRecord | undefined {
     const r = this.jobs.get(ref.id);
@@ -451,20 +360,6 @@ export class MemoryJobs implements JobOperations {
   private announce(queues: ReadonlySet<string>): void {
     for (const queue of queues) this.publish(JOBS_TOPIC, queue);
   }
-}
-
-/**
- * fairness 'key': jobs (already in claim order) ranked within their partition key, unkeyed
- * jobs one group, then every key's first before any key's second.
- */
-function roundRobinByKey(jobs: readonly JobRecord[]): JobRecord[] {
-  const seen = new Map<string | null, number>();
-  const ranked = jobs.map((r, order) => {
-    const rank = (seen.get(r.partitionKey) ?? 0) + 1;
-    seen.set(r.partitionKey, rank);
-    return { r, rank, order };
-  });
-  return ranked.sort((a, b) => a.rank - b.rank || a.order - b.order).map((x) => x.r);
 }
 
 function refuseTransaction(tx: CallerTransaction | undefined): void {

@@ -1,5 +1,5 @@
 /**
- * The flow-control fragments of the claim statement (job-queries.ts, JobClaimBatch; decision
+ * The flow-control fragments of the claim statement (claim-queries.ts, JobClaimLimited; decision
  * 0239). A claim reads each of its queues' settings row (absent: the defaults), works out how
  * many jobs each queue may start now (`room`), and hands every job it takes the slots that
  * make the limits exact whatever the races between claimers:
@@ -50,18 +50,24 @@ export const CLAIM_LIMITS = (s: string): string => `settings AS (
       )`;
 
 /**
- * Whether job `j` may start under its queue's perKeyConcurrency (`w.per_key`): unkeyed jobs
- * and keys without a cap always; under N (1 by default) when its key's older unfinished jobs and
- * younger processing jobs number fewer than N. For 1 that is two index probes (the head test).
+ * Job `j` (keyed) is the head of its partition: no older unfinished job of its (queue,
+ * partition_key), and no younger one processing. Two index probes; the default rule of one job
+ * in flight per key, in both claim statements.
  */
-export const PARTITION_ROOM = (s: string): string => `(j.partition_key IS NULL OR w.per_key IS NULL
-            OR (CASE WHEN w.per_key = 1 THEN
-              NOT EXISTS (SELECT 1 FROM ${s}.jobs o
+export const PARTITION_HEAD = (s: string): string => `NOT EXISTS (SELECT 1 FROM ${s}.jobs o
                 WHERE o.queue = j.queue AND o.partition_key = j.partition_key
                   AND o.status IN ('pending', 'processing') AND o.id < j.id)
               AND NOT EXISTS (SELECT 1 FROM ${s}.jobs o
                 WHERE o.queue = j.queue AND o.partition_key = j.partition_key
-                  AND o.status = 'processing' AND o.id > j.id)
+                  AND o.status = 'processing' AND o.id > j.id)`;
+
+/**
+ * Whether job `j` may start under its queue's perKeyConcurrency (`w.per_key`): unkeyed jobs
+ * and keys without a cap always; under N (1 by default) when its key's older unfinished jobs and
+ * younger processing jobs number fewer than N. For 1 that is PARTITION_HEAD.
+ */
+export const PARTITION_ROOM = (s: string): string => `(j.partition_key IS NULL OR w.per_key IS NULL
+            OR (CASE WHEN w.per_key = 1 THEN ${PARTITION_HEAD(s)}
             ELSE
               (SELECT count(*) FROM (SELECT 1 FROM ${s}.jobs o
                 WHERE o.queue = j.queue AND o.partition_key = j.partition_key

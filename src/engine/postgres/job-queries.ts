@@ -1,6 +1,6 @@
 /**
- * Every SQL statement of the job family but enqueue's (enqueue-queries.ts, which shares the
- * fragments exported here), named EntityVerb. Parameters are always bound; the quoted schema is
+ * Every SQL statement of the job family but the claims (claim-queries.ts) and enqueue's
+ * (enqueue-queries.ts), which share the fragments exported here, named EntityVerb. Parameters are always bound; the quoted schema is
  * the only spliced text. Every time comparison reads
  * `coalesce($now, now())`, so the database clock decides unless a test pins it.
  *
@@ -14,15 +14,6 @@
  * next job of its partition run, so it wakes its queue too.
  */
 import { JOBS_TOPIC } from '../jobs.js';
-import { DURABLE_CLOCK } from './durable-commit.js';
-import {
-  CLAIM_LIMITS,
-  CLAIM_SLOTS,
-  FAIR_RANKS,
-  PARTITION_ROOM,
-  RATE_STARTS,
-} from './claim-limits-sql.js';
-import { EPOCH_CTE, NEXT_TERM, QUARANTINE_GATE } from './epoch-sql.js';
 import { MS } from './sql-units.js';
 
 /** The jobs columns a Job is mapped from (job-rows.ts), in the order statements return them. */
@@ -109,8 +100,6 @@ const READY_OR_PARTITION_FREED =
 const SLOT_FREED = 'partition_key IS NOT NULL OR slot IS NOT NULL';
 
 export interface JobQueries {
-  JobClaimBatch: string;
-  JobClaimLimited: string;
   JobRenewLeases: string;
   JobComplete: string;
   JobCompleteRemove: string;
@@ -126,157 +115,9 @@ export interface JobQueries {
   JobPrune: string;
 }
 
-/**
- * What the claim's answer leaves out, because the claimer knows it: status (processing),
- * claimed_by (itself), updated_at (the claim's now, which claimed_at carries), and two columns
- * no claimable job has set: result and finished_at (a retry clears both; failure, hand-back and
- * rescue never set them). Sent as NULLs so each row keeps JOB_COLUMNS' positions;
- * job-rows.ts mapClaimedValues fills them in. Dropping them measured 7% more burn-down
- * throughput (decision 0210): PostgreSQL formats, and node reads, less per claimed job.
- */
-const KNOWN_TO_CLAIMER: ReadonlySet<JobColumn> = new Set([
-  'status',
-  'claimed_by',
-  'updated_at',
-  'result',
-  'finished_at',
-] as const);
-/** What every claim writes on a job it takes ($2 worker id, $4 lease ttl ms), besides its slots. */
-const CLAIM_SET = `status = 'processing', claimed_by = $2, claimed_at = clock.now,
-          lease_expires_at = clock.now + $4::float8 ${MS},
-          generation = ${NEXT_TERM('j.generation')}, attempts = j.attempts + 1,
-          updated_at = clock.now`;
-
-const CLAIM_RETURNING = JOB_COLUMNS.map((c) =>
-  KNOWN_TO_CLAIMER.has(c) ? `NULL AS ${c}` : `j.${c}`,
-).join(', ');
-
 export function jobQueries(s: string): JobQueries {
   const cols = jobColumns('j');
   return {
-    // $1 queues text[] (distinct), $2 worker id, $3 limit, $4 lease ttl ms, $5 now.
-    //
-    // Claimable: pending, available, and either unpartitioned or the head of its partition: no
-    // older unfinished job in its (queue, partition_key), and no younger one processing (which
-    // happens only when an older job turned live late, see below). Each queue is read in
-    // `jobs_claim` order and stops at the limit; the partition tests are one probe each of
-    // `jobs_partition_unfinished` and `jobs_partition_processing` (the inequalities on id keep
-    // the planner from hashing every processing job instead). Locked rows are skipped; a row
-    // changed since the snapshot is re-checked on its newest version; the UPDATE below needs
-    // no guard of its own because it only touches rows this statement has locked.
-    //
-    // Why the unique index `jobs_partition_processing` as well: under READ COMMITTED the head
-    // test reads the statement's snapshot, and row locks only cover the row being claimed. A job
-    // of the partition that turns live behind our back (an enqueue committed late with a lower
-    // id, an operator retry) can be claimed by another claimer between our snapshot and our
-    // lock, and no query alone can see it. The index makes the database refuse the second
-    // processing row (23505); the caller then runs the claim again on a fresh snapshot. An
-    // advisory xact lock would not help (our snapshot predates it), and a `partitions` lock
-    // row would cost a second row write on every claim and finish of a partitioned job.
-    //
-    // The queue list and the limit are read through `(SELECT $n)`, which hides their values
-    // from the planner. Otherwise a custom plan sees a one-element array and LIMIT 1, always
-    // costs less than the generic plan (ten queues, a tenth of the table), and PostgreSQL
-    // plans every claim anew: 0.45 ms, four times the claim's own execution, on the path of
-    // every idle worker's pickup. Hidden, both cost the same and the generic plan is kept; its
-    // shape is the one above (jobs_claim in order, stopped at the limit).
-    //
-    // Known cost: the scan walks past pending jobs queued behind a busy partition's head, so a
-    // partition with a deep backlog slows every claim of its queue by one index probe per job
-    // it passes; many partitions with a few jobs each cost nothing extra.
-    //
-    // With several queues each queue's scan may lock up to `limit` rows; the extra ones are
-    // unlocked at the statement's commit, microseconds later.
-    JobClaimBatch: `${DURABLE_CLOCK('$5')}, ${EPOCH_CTE(s)},
-      gate AS (SELECT ${QUARANTINE_GATE(s, 'true')} AS open, EXISTS (
-          SELECT 1 FROM ${s}.queues qs WHERE qs.name IN (SELECT unnest((SELECT $1::text[])))
-        ) AS configured FROM clock, epoch),
-      picked AS (
-        SELECT c.id FROM unnest((SELECT $1::text[])) AS q(queue)
-        CROSS JOIN LATERAL (
-          SELECT j.id, j.priority, j.available_at FROM ${s}.jobs j
-          WHERE (SELECT open AND NOT configured FROM gate) AND j.queue = q.queue
-            AND j.status = 'pending' AND j.available_at <= (SELECT now FROM clock)
-            AND (j.partition_key IS NULL OR (
-              NOT EXISTS (SELECT 1 FROM ${s}.jobs o
-                WHERE o.queue = j.queue AND o.partition_key = j.partition_key
-                  AND o.status IN ${LIVE} AND o.id < j.id)
-              AND NOT EXISTS (SELECT 1 FROM ${s}.jobs o
-                WHERE o.queue = j.queue AND o.partition_key = j.partition_key
-                  AND o.status = 'processing' AND o.id > j.id)))
-          ORDER BY j.priority DESC, j.available_at, j.id
-          LIMIT (SELECT $3::integer)
-          FOR UPDATE OF j SKIP LOCKED
-        ) c
-        ORDER BY c.priority DESC, c.available_at, c.id
-        LIMIT (SELECT $3::integer)
-      ),
-      claimed AS (
-        UPDATE ${s}.jobs j SET
-          ${CLAIM_SET},
-          slot             = NULL,
-          key_slot         = 0
-        FROM clock
-        WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
-        RETURNING ${CLAIM_RETURNING}
-      )
-      SELECT c.*, g.configured FROM gate g LEFT JOIN claimed c ON true
-      ORDER BY c.priority DESC, c.available_at, c.id`,
-
-    // The same claim for queues with settings (claim-limits-sql.ts, decision 0239): their
-    // limits, and the slots that make them exact. Kept apart because its extra steps cost a
-    // default claim half again its time (measured: 0.25 to 0.41 ms of execution, twice the
-    // round trip with its larger plan's start-up), for queues that have no limits at all.
-    JobClaimLimited: `${DURABLE_CLOCK('$5')}, ${EPOCH_CTE(s)},
-      ${CLAIM_LIMITS(s)},
-      gate AS (SELECT ${QUARANTINE_GATE(s, 'true')} AS open,
-        EXISTS (SELECT 1 FROM settings) AS configured FROM clock, epoch),
-      picked AS (
-        SELECT c.id, c.queue, c.partition_key, c.priority, c.available_at
-        FROM limits w
-        CROSS JOIN LATERAL (
-          SELECT j.id, j.queue, j.partition_key, j.priority, j.available_at FROM ${s}.jobs j
-          WHERE w.fairness = 'oldest' AND (SELECT open FROM gate) AND j.queue = w.queue
-            AND j.status = 'pending' AND j.available_at <= (SELECT now FROM clock)
-            AND ${PARTITION_ROOM(s)}
-          ORDER BY j.priority DESC, j.available_at, j.id
-          LIMIT w.room
-          FOR UPDATE OF j SKIP LOCKED
-        ) c
-        UNION ALL
-        SELECT c.id, c.queue, c.partition_key, c.priority, c.available_at
-        FROM limits w
-        CROSS JOIN LATERAL (
-          SELECT j.id, j.queue, j.partition_key, j.priority, j.available_at
-          FROM (${FAIR_RANKS(s)}) r
-          JOIN ${s}.jobs j ON j.id = r.id
-          WHERE w.fairness = 'key' AND (SELECT open FROM gate) AND j.status = 'pending'
-            AND ${PARTITION_ROOM(s)}
-          ORDER BY r.rank, j.priority DESC, j.available_at, j.id
-          LIMIT w.room
-          FOR UPDATE OF j SKIP LOCKED
-        ) c
-        ORDER BY priority DESC, available_at, id
-        LIMIT (SELECT $3::integer)
-      ),
-      ${CLAIM_SLOTS(s)},
-      claimed AS (
-        UPDATE ${s}.jobs j SET
-          ${CLAIM_SET},
-          slot             = a.slot,
-          key_slot         = a.key_slot
-        -- Arrays, not a join with \`assigned\`: a join let the planner hash the whole jobs
-        -- table (a sequential scan per claim); an unnest is looked up id by id.
-        FROM clock, unnest(ARRAY(SELECT id FROM assigned ORDER BY id),
-                           ARRAY(SELECT slot FROM assigned ORDER BY id),
-                           ARRAY(SELECT key_slot FROM assigned ORDER BY id)) AS a(id, slot, key_slot)
-        WHERE j.id = a.id
-        RETURNING ${CLAIM_RETURNING}
-      ),
-      ${RATE_STARTS(s)}
-      SELECT c.*, g.configured FROM gate g CROSS JOIN started LEFT JOIN claimed c ON true
-      ORDER BY c.priority DESC, c.available_at, c.id`,
-
     // $1 worker id, $2 ids bigint[], $3 generations bigint[], $4 ordinals int[], $5 ttl ms, $6 now
     JobRenewLeases: `${CLOCK('$6')},
       renewed AS (

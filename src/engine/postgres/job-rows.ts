@@ -98,7 +98,7 @@ export function mapJobValues(v: readonly unknown[]): Job {
   };
 }
 
-/** A row of the claim's answer (job-queries.ts KNOWN_TO_CLAIMER), claimed by `workerId`. */
+/** A row of the claim's answer (claim-queries.ts KNOWN_TO_CLAIMER), claimed by `workerId`. */
 export function mapClaimedValues(v: unknown[], workerId: string): Job {
   v[AT.status] = 'processing';
   v[AT.claimed_by] = workerId;

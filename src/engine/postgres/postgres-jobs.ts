@@ -24,6 +24,7 @@ import type {
   JobRescueResult,
 } from '../jobs.js';
 import type { PgContext } from './context.js';
+import { claimQueries, type ClaimQueries } from './claim-queries.js';
 import { JOB_COLUMNS, jobQueries, type JobQueries } from './job-queries.js';
 import { mapClaimedValues, mapJob, type JobRow } from './job-rows.js';
 import { PostgresEnqueue } from './postgres-enqueue.js';
@@ -47,12 +48,14 @@ const CONFIGURED_AT = JOB_COLUMNS.length;
 
 export class PostgresJobs implements JobOperations {
   private readonly sql: JobQueries;
+  private readonly claims: ClaimQueries;
   private readonly enqueue: PostgresEnqueue;
   /** Queue lists whose last claim found settings: claimed with JobClaimLimited first. */
   private readonly configuredLists = new Set<string>();
 
   constructor(private readonly ctx: PgContext) {
     this.sql = jobQueries(ctx.quotedSchema);
+    this.claims = claimQueries(ctx.quotedSchema);
     this.enqueue = new PostgresEnqueue(ctx);
   }
 
@@ -66,7 +69,7 @@ export class PostgresJobs implements JobOperations {
   }
 
   /**
-   * Two claim statements (job-queries.ts): the plain one for queues without settings, and
+   * Two claim statements (claim-queries.ts): the plain one for queues without settings, and
    * JobClaimLimited, which enforces them. Each answers whether any of its queues has settings,
    * so the choice is remembered per queue list and corrected by the next answer: the plain claim
    * takes nothing when it finds settings (its own snapshot decides), and the claim runs again
@@ -81,7 +84,7 @@ export class PostgresJobs implements JobOperations {
       try {
         const name = limited ? 'JobClaimLimited' : 'JobClaimBatch';
         const rows = await withEpoch(this.ctx, name, () =>
-          this.ctx.queryValues(name, this.sql[name], [
+          this.ctx.queryValues(name, this.claims[name], [
             queues,
             p.workerId,
             p.limit,

@@ -15,7 +15,7 @@ import type { Migration } from './migration.js';
  * - Partitions: `jobs_partition_unfinished` answers "is there an older unfinished job in this
  *   partition?" with one index probe, and `jobs_partition_processing` is the guarantee itself:
  *   at most one processing job per (queue, partition_key), enforced by the database whatever
- *   the races between claimers (see job-queries.ts, JobClaimBatch). It stands in for the
+ *   the races between claimers (see claim-queries.ts, JobClaimBatch). It stands in for the
  *   `partitions` table of the design: no extra row to keep in step on every transition.
  * - Pruning: `jobs_finished` lets a bounded prune read the oldest finished jobs first.
  * - `workers`: one row per worker instance; `seq` keeps the order of first registration.
