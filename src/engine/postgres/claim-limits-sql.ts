@@ -50,6 +50,27 @@ export const CLAIM_LIMITS = (s: string): string => `settings AS (
       )`;
 
 /**
+ * CTE `busy_keys` (queue, partition_key): the keys of the claim's queues that are full, with
+ * as many jobs processing as their perKeyConcurrency allows (one for the default). No pending
+ * job of such a key can start, so the scan skips it with one hashed lookup instead of the two
+ * index probes of PARTITION_ROOM: a key with a deep backlog behind its running head(s) would
+ * otherwise cost every claim of the queue a probe per job of that backlog (measured: 809 jobs
+ * of two busy keys made each claim 24 ms, and a fleet of claimers saturated the server).
+ * Needs `limits` (null for the plain claim: one per key).
+ */
+export const BUSY_KEYS = (s: string, limited: boolean): string => `busy_keys AS (
+        SELECT u.queue, u.partition_key FROM ${s}.jobs u
+        ${limited ? 'JOIN limits w ON w.queue = u.queue AND w.per_key IS NOT NULL' : ''}
+        WHERE u.queue IN (SELECT unnest((SELECT $1::text[])))
+          AND u.partition_key IS NOT NULL AND u.status = 'processing'
+        GROUP BY u.queue, u.partition_key${limited ? ', w.per_key HAVING count(*) >= w.per_key' : ''}
+      )`;
+
+/** Job `j` may belong to a key with room: a cheap test, before the exact one. Needs BUSY_KEYS. */
+export const NOT_BUSY = `(j.partition_key IS NULL
+              OR (j.queue, j.partition_key) NOT IN (SELECT b.queue, b.partition_key FROM busy_keys b))`;
+
+/**
  * Job `j` (keyed) is the head of its partition: no older unfinished job of its (queue,
  * partition_key), and no younger one processing. Two index probes; the default rule of one job
  * in flight per key, in both claim statements.

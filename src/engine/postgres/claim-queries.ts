@@ -6,7 +6,9 @@
  */
 import { DURABLE_CLOCK } from './durable-commit.js';
 import {
+  BUSY_KEYS,
   CLAIM_LIMITS,
+  NOT_BUSY,
   CLAIM_SLOTS,
   FAIR_RANKS,
   PARTITION_HEAD,
@@ -86,13 +88,14 @@ export function claimQueries(s: string): ClaimQueries {
       gate AS (SELECT ${QUARANTINE_GATE(s, 'true')} AS open, EXISTS (
           SELECT 1 FROM ${s}.queues qs WHERE qs.name IN (SELECT unnest((SELECT $1::text[])))
         ) AS configured FROM clock, epoch),
+      ${BUSY_KEYS(s, false)},
       picked AS (
         SELECT c.id FROM unnest((SELECT $1::text[])) AS q(queue)
         CROSS JOIN LATERAL (
           SELECT j.id, j.priority, j.available_at FROM ${s}.jobs j
           WHERE (SELECT open AND NOT configured FROM gate) AND j.queue = q.queue
             AND j.status = 'pending' AND j.available_at <= (SELECT now FROM clock)
-            AND (j.partition_key IS NULL OR (
+            AND ${NOT_BUSY} AND (j.partition_key IS NULL OR (
 ${PARTITION_HEAD(s)}))
           ORDER BY j.priority DESC, j.available_at, j.id
           LIMIT (SELECT $3::integer)
@@ -119,6 +122,7 @@ ${PARTITION_HEAD(s)}))
     // round trip with its larger plan's start-up), for queues that have no limits at all.
     JobClaimLimited: `${DURABLE_CLOCK('$5')}, ${EPOCH_CTE(s)},
       ${CLAIM_LIMITS(s)},
+      ${BUSY_KEYS(s, true)},
       gate AS (SELECT ${QUARANTINE_GATE(s, 'true')} AS open,
         EXISTS (SELECT 1 FROM settings) AS configured FROM clock, epoch),
       picked AS (
@@ -128,7 +132,7 @@ ${PARTITION_HEAD(s)}))
           SELECT j.id, j.queue, j.partition_key, j.priority, j.available_at FROM ${s}.jobs j
           WHERE w.fairness = 'oldest' AND (SELECT open FROM gate) AND j.queue = w.queue
             AND j.status = 'pending' AND j.available_at <= (SELECT now FROM clock)
-            AND ${PARTITION_ROOM(s)}
+            AND ${NOT_BUSY} AND ${PARTITION_ROOM(s)}
           ORDER BY j.priority DESC, j.available_at, j.id
           LIMIT w.room
           FOR UPDATE OF j SKIP LOCKED
@@ -141,7 +145,7 @@ ${PARTITION_HEAD(s)}))
           FROM (${FAIR_RANKS(s)}) r
           JOIN ${s}.jobs j ON j.id = r.id
           WHERE w.fairness = 'key' AND (SELECT open FROM gate) AND j.status = 'pending'
-            AND ${PARTITION_ROOM(s)}
+            AND ${NOT_BUSY} AND ${PARTITION_ROOM(s)}
           ORDER BY r.rank, j.priority DESC, j.available_at, j.id
           LIMIT w.room
           FOR UPDATE OF j SKIP LOCKED
