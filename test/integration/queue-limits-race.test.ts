@@ -11,6 +11,7 @@ import type { Job } from '../../src/core/types.js';
 import type { PostgresEngine } from '../../src/engine/postgres/postgres-engine.js';
 import { Leasehold } from '../../src/leasehold.js';
 import { InvalidArgumentError } from '../../src/core/errors.js';
+import { ManualClock } from '../../src/core/clock.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
 
 after(closeTestDatabase);
@@ -95,6 +96,33 @@ describe('queue limits under racing claimers on PostgreSQL', () => {
       for (let round = 0; round < 4; round++)
         started += (await claimAll(engines, 'r', 3)).flat().length;
       assert.equal(started, 7, 'exactly the rate limit started within the window');
+    }));
+
+  // A claim's instant is its statement's start; its update of the window comes later. Three
+  // pinned clocks play a slow claim (C, instant 400) reaching the row after a fast one (B, 1500)
+  // had already pruned the window by its own instant. Without migration 11 C started a third
+  // job in (-600, 400], a window of limit 2 that A had filled at 0 (seen failing: 1 claimed).
+  it('refuses a start whose claim reaches the window after a newer claim pruned it', () =>
+    withSchema('queue limits rate out of order', async ({ engine, schema }) => {
+      const at = (ms: number): ManualClock => {
+        const clock = new ManualClock(new Date('2030-01-01T00:00:00.000Z'));
+        void clock.advance(ms);
+        return clock;
+      };
+      const [a, b, c] = await Promise.all([0, 1_500, 400].map((ms) => engine({ clock: at(ms) })));
+      await a!.queueConfigure({ queue: 'r', change: { rate: { limit: 2, per: 1_000 } } });
+      await a!.jobEnqueue({
+        jobs: Array.from({ length: 10 }, () => ({ queue: 'r', payload: {}, maxAttempts: 3 })),
+      });
+      const claim = (e: PostgresEngine, workerId: string, limit: number): Promise<Job[]> =>
+        e.jobClaimBatch({ queues: ['r'], workerId, limit, leaseTtlMs: 60_000 });
+      assert.equal((await claim(a!, 'a', 2)).length, 2, 'A fills the window at 0');
+      assert.equal((await claim(b!, 'b', 1)).length, 1, 'B starts one at 1500');
+      assert.equal((await claim(c!, 'c', 1)).length, 0, 'C at 400 would be the third in (-600, 400]');
+      const { rows } = await a!.pool.query<{ n: number }>(
+        `SELECT count(*)::integer AS n FROM "${schema}".jobs WHERE status = 'processing'`,
+      );
+      assert.equal(rows[0]!.n, 3);
     }));
 
   it('refuses bad settings with invalid_argument naming the field, and changes nothing', async () => {

@@ -13,9 +13,12 @@
  *   -id without a cap. `jobs_partition_processing` is unique on (queue, partition_key,
  *   key_slot), so the same race is refused the same way.
  * - rate { limit, per }, a sliding window: a job may start at t only if fewer than `limit` jobs
- *   of the queue started in (t - per, t]. The claim appends its instants to `queues.starts`;
- *   that UPDATE runs on the row's newest version even when the claim's snapshot is older, and
- *   the CHECK `queues_rate_exact` refuses an array longer than the limit (23514).
+ *   of the queue started in (t - per, t]. The claim appends its instants to `queues.starts`
+ *   (which keeps two windows' worth) and its instant to `rate_claim_at`; that UPDATE runs on
+ *   the row's newest version even when the claim's snapshot is older, and the CHECK
+ *   `queues_rate_exact` (migration 11) refuses it (23514) if a window of `per` holding the
+ *   claim's instant would hold more than the limit, or if the instant is so much older than the
+ *   newest start that starts it needed may have been pruned.
  *
  * Processing jobs whose lease expired keep their slots until the rescuer hands them back: a
  * limit never counts fewer jobs than the valid holders, only, for a while, a few more.
@@ -178,8 +181,10 @@ export const RATE_STARTS = (s: string): string => `rate_starts AS (
         UPDATE ${s}.queues qs SET
           starts = (SELECT coalesce(array_agg(t.at ORDER BY t.at), '{}')
                     FROM unnest(qs.starts) AS t(at)
-                    WHERE t.at > clock.now - qs.rate_per_ms ${MS})
-                   || array_fill(clock.now, ARRAY[c.n])
+                    WHERE t.at > greatest(clock.now, (SELECT max(m) FROM unnest(qs.starts) AS m))
+                                 - 2 * qs.rate_per_ms ${MS})
+                   || array_fill(clock.now, ARRAY[c.n]),
+          rate_claim_at = clock.now
         FROM clock, (SELECT queue, count(*)::integer AS n FROM claimed GROUP BY queue) c
         WHERE qs.name = c.queue AND qs.rate_limit IS NOT NULL
         RETURNING 1

@@ -109,6 +109,8 @@ export class PostgresQueues implements QueueOperations {
                   ORDER BY at DESC LIMIT coalesce(excluded.rate_limit, 0)) t)`,
               'q.starts',
             )},
+            -- the trimmed array is within the new limit in every window: nothing to check
+            rate_claim_at       = ${field('rate', 'NULL', 'q.rate_claim_at')},
             updated_at          = excluded.updated_at
           RETURNING ${COLUMNS}
         ),

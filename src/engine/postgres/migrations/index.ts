@@ -8,6 +8,7 @@ import { epochs } from './0007_epochs.js';
 import { queueSettings } from './0008_queue_settings.js';
 import { semaphores } from './0009_semaphores.js';
 import { jobTimeout } from './0010_job_timeout.js';
+import { rateWindow } from './0011_rate_window.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -23,4 +24,5 @@ export const MIGRATIONS: readonly Migration[] = [
   queueSettings,
   semaphores,
   jobTimeout,
+  rateWindow,
 ];
