@@ -11,6 +11,8 @@ import type { ViolationKind } from './history.js';
 import type { Variant } from './variants/index.js';
 import { limitsLine } from './checkers/limit-exceeded.js';
 
+// The limited queues of flow control run only where their checker is the point (worker-side-limits):
+// elsewhere their workers and bursts only lengthen the run and its quiet phase.
 interface Case {
   variant: Variant;
   expected: ViolationKind[];
@@ -29,6 +31,7 @@ const CASES: Case[] = [
       faultTypes: ['sigstop'],
       faultGapMs: [500, 1_000],
       jobEveryMs: 150,
+      limitedQueues: false,
     },
   },
   {
@@ -75,6 +78,7 @@ const CASES: Case[] = [
       jobsPerEnqueue: 5,
       jobWorkMs: [0, 30],
       workerConcurrency: 4,
+      limitedQueues: false,
     },
   },
   {
