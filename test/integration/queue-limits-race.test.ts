@@ -118,7 +118,11 @@ describe('queue limits under racing claimers on PostgreSQL', () => {
         e.jobClaimBatch({ queues: ['r'], workerId, limit, leaseTtlMs: 60_000 });
       assert.equal((await claim(a!, 'a', 2)).length, 2, 'A fills the window at 0');
       assert.equal((await claim(b!, 'b', 1)).length, 1, 'B starts one at 1500');
-      assert.equal((await claim(c!, 'c', 1)).length, 0, 'C at 400 would be the third in (-600, 400]');
+      assert.equal(
+        (await claim(c!, 'c', 1)).length,
+        0,
+        'C at 400 would be the third in (-600, 400]',
+      );
       const { rows } = await a!.pool.query<{ n: number }>(
         `SELECT count(*)::integer AS n FROM "${schema}".jobs WHERE status = 'processing'`,
       );

@@ -24,7 +24,8 @@ const SQL_WORDS =
  * - the parameters of the SQL helpers (CLOCK, STATE, notified, appendError, jobColumns,
  *   renewSet, ownedLive, DURABLE_CLOCK, and the epoch helpers EPOCH_CTE, NEXT_TERM,
  *   QUARANTINE_GATE, BEGIN_EPOCH, grantsNewTerm; the claim's flow-control fragments CLAIM_LIMITS,
- *   CLAIM_SLOTS, RATE_STARTS, PARTITION_HEAD, PARTITION_ROOM, FAIR_RANKS; postgres-queues.ts's `field`), which are only ever called with literals, the
+ *   CLAIM_SLOTS, RATE_STARTS, PARTITION_HEAD, PARTITION_ROOM, FAIR_RANKS, BUSY_KEYS,
+ *   BUSY_KEYS_LIMITED, NOT_BUSY; postgres-queues.ts's `field`), which are only ever called with literals, the
  *   constants above, or vetted helper calls and templates (checked below).
  */
 const ALLOWED_NAMES = new Set([
@@ -58,6 +59,7 @@ const ALLOWED_NAMES = new Set([
   'FIRST_TERM',
   'SLOT_FREED',
   'CLAIM_SET',
+  'NOT_BUSY',
   'COLUMNS',
   'PERMIT_COLUMNS',
   'owned',
@@ -103,6 +105,8 @@ const ALLOWED_HELPERS = new Set([
   'CLAIM_LIMITS',
   'PARTITION_ROOM',
   'PARTITION_HEAD',
+  'BUSY_KEYS',
+  'BUSY_KEYS_LIMITED',
   'FAIR_RANKS',
   'CLAIM_SLOTS',
   'RATE_STARTS',

@@ -7,6 +7,7 @@
 import { DURABLE_CLOCK } from './durable-commit.js';
 import {
   BUSY_KEYS,
+  BUSY_KEYS_LIMITED,
   CLAIM_LIMITS,
   NOT_BUSY,
   CLAIM_SLOTS,
@@ -88,7 +89,7 @@ export function claimQueries(s: string): ClaimQueries {
       gate AS (SELECT ${QUARANTINE_GATE(s, 'true')} AS open, EXISTS (
           SELECT 1 FROM ${s}.queues qs WHERE qs.name IN (SELECT unnest((SELECT $1::text[])))
         ) AS configured FROM clock, epoch),
-      ${BUSY_KEYS(s, false)},
+      ${BUSY_KEYS(s)},
       picked AS (
         SELECT c.id FROM unnest((SELECT $1::text[])) AS q(queue)
         CROSS JOIN LATERAL (
@@ -122,7 +123,7 @@ ${PARTITION_HEAD(s)}))
     // round trip with its larger plan's start-up), for queues that have no limits at all.
     JobClaimLimited: `${DURABLE_CLOCK('$5')}, ${EPOCH_CTE(s)},
       ${CLAIM_LIMITS(s)},
-      ${BUSY_KEYS(s, true)},
+      ${BUSY_KEYS_LIMITED(s)},
       gate AS (SELECT ${QUARANTINE_GATE(s, 'true')} AS open,
         EXISTS (SELECT 1 FROM settings) AS configured FROM clock, epoch),
       picked AS (
