@@ -16,6 +16,9 @@ const root = new URL('..', import.meta.url).pathname;
 const filters = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const passThrough = process.argv.slice(2).filter((a) => a.startsWith('-'));
 
+/** Suites with scripts of their own (package.json), left out of a run without filters. */
+const SEPARATE_SUITES = ['test/scale/', 'test/ha/', 'test/chaos/broken-variants.test.ts'];
+
 function findTests(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
     const path = join(dir, entry);
@@ -28,9 +31,11 @@ const files = findTests(join(root, 'test'))
   .map((f) => relative(root, f))
   // The scale-out tests (test/scale/) start a dozen processes: `npm run test:scale` runs them.
   // The HA tests (test/ha/) start a Patroni cluster each: `npm run test:ha` runs them.
+  // The broken chaos variants (eight fault runs of up to half a minute each, some repeated on a
+  // second seed) take three minutes: `npm run test:variants` runs them. CI runs all three.
   .filter((f) =>
     filters.length === 0
-      ? !f.startsWith('test/scale/') && !f.startsWith('test/ha/')
+      ? !SEPARATE_SUITES.some((prefix) => f.startsWith(prefix))
       : filters.some((needle) => f.includes(needle)),
   )
   .sort();
