@@ -17,7 +17,12 @@ const filters = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const passThrough = process.argv.slice(2).filter((a) => a.startsWith('-'));
 
 /** Suites with scripts of their own (package.json), left out of a run without filters. */
-const SEPARATE_SUITES = ['test/scale/', 'test/ha/', 'test/chaos/broken-variants.test.ts'];
+const SEPARATE_SUITES = [
+  'test/scale/',
+  'test/ha/',
+  'test/chaos/broken-variants.test.ts',
+  'test/bench/quick.test.ts',
+];
 
 function findTests(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
@@ -32,7 +37,9 @@ const files = findTests(join(root, 'test'))
   // The scale-out tests (test/scale/) start a dozen processes: `npm run test:scale` runs them.
   // The HA tests (test/ha/) start a Patroni cluster each: `npm run test:ha` runs them.
   // The broken chaos variants (eight fault runs of up to half a minute each, some repeated on a
-  // second seed) take three minutes: `npm run test:variants` runs them. CI runs all three.
+  // second seed) take three minutes: `npm run test:variants` runs them. The benchmark's smoke
+  // test (every scenario at tiny counts, peers included) takes two: `npm run test:bench`. CI runs
+  // all four.
   .filter((f) =>
     filters.length === 0
       ? !SEPARATE_SUITES.some((prefix) => f.startsWith(prefix))
