@@ -74,6 +74,13 @@ export { defaultHolderId } from './runtime/identity.js';
 export { Queue, type EnqueuedJob, type BulkJob, ENQUEUE_BATCH_MAX } from './queue/queue.js';
 export { QUEUE_LIMITS, type EnqueueOptions } from './queue/enqueue-options.js';
 export { QUEUE_SETTINGS_LIMITS, type QueueConfiguration } from './queue/queue-settings.js';
+export { Message, type NackOptions } from './queue/message.js';
+export {
+  RECEIVE_LIMITS,
+  type ReceiveOptions,
+  type ReceiveManyOptions,
+  type TryReceiveOptions,
+} from './queue/receive-options.js';
 export type * from './engine/queues.js';
 export {
   JobManager,

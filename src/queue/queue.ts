@@ -19,6 +19,14 @@ import { Coalescer } from '../runtime/coalescer.js';
 import { mapLimited } from '../runtime/map-limited.js';
 import { toJobSpec, type EnqueueOptions } from './enqueue-options.js';
 import { toSettingsChange, type QueueConfiguration } from './queue-settings.js';
+import type { Message } from './message.js';
+import { PullConsumer } from './pull-consumer.js';
+import {
+  resolveReceive,
+  type ReceiveManyOptions,
+  type ReceiveOptions,
+  type TryReceiveOptions,
+} from './receive-options.js';
 
 /** A job as enqueue returns it: `created` is false when a live job with the same key existed. */
 export type EnqueuedJob = Job & { readonly created: boolean };
@@ -80,6 +88,7 @@ function enqueueOrderKeys(spec: JobSpec): string[] {
 
 export class Queue {
   readonly name: string;
+  private puller: PullConsumer | undefined;
 
   constructor(
     private readonly engine: Engine,
@@ -181,6 +190,33 @@ export class Queue {
   /** `{ paused, concurrency, perKeyConcurrency, rate, fairness }` as stored now. */
   settings(): Promise<QueueSettings> {
     return this.engine.queueSettingsGet({ queue: this.name });
+  }
+
+  /**
+   * The pull consumer (decision 0246). Takes one message, waiting until one is available,
+   * `wait` passes (then `undefined`) or `signal` aborts (then `AbortedError`). Woken by the
+   * queue's notifications, with a claim every second as the fallback.
+   */
+  async receive<P = unknown>(options: ReceiveOptions): Promise<Message<P> | undefined> {
+    const [message] = await this.pull().receive<P>(resolveReceive(options, false));
+    return message;
+  }
+
+  /** One claim, at once: a message, or `undefined` when none is available now. */
+  async tryReceive<P = unknown>(options: TryReceiveOptions): Promise<Message<P> | undefined> {
+    const resolved = resolveReceive(options, false);
+    const [message] = await this.pull().receive<P>({ ...resolved, waitMs: 0 });
+    return message;
+  }
+
+  /** Up to `max` messages in one claim statement; waits for the first as `receive` does. */
+  async receiveMany<P = unknown>(options: ReceiveManyOptions): Promise<Message<P>[]> {
+    return this.pull().receive<P>(resolveReceive(options, true));
+  }
+
+  private pull(): PullConsumer {
+    this.puller ??= new PullConsumer(this.engine, this.name);
+    return this.puller;
   }
 
   private checkTransaction(tx: CallerTransaction | undefined): void {

@@ -1,0 +1,92 @@
+/**
+ * The pull consumer of a queue (seed 004; decision 0246): callers take messages when they are
+ * ready for them instead of registering a handler. Every call is one claim statement, the same
+ * one the push worker runs, so pull and push consumers serve one queue side by side with the
+ * same fencing, limits and partition order.
+ *
+ * Waiting: a claim that finds nothing listens for the queue's notification (enqueue, retry,
+ * settings change) and claims again when one comes, or after POLL_MS in case a notification was
+ * lost or the engine has none (pgbouncer in transaction mode). It subscribes before its second
+ * claim, so a job enqueued between the first claim and the subscription is not missed.
+ */
+import { randomBytes } from 'node:crypto';
+import { AbortedError } from '../core/errors.js';
+import type { Engine } from '../engine/engine.js';
+import { JOBS_TOPIC } from '../engine/jobs.js';
+import type { Subscription } from '../engine/notifications.js';
+import { Message } from './message.js';
+import type { ResolvedReceive } from './receive-options.js';
+
+/** Longest sleep between two claims of a waiting receive when no notification comes. */
+export const POLL_MS = 1_000;
+
+export class PullConsumer {
+  readonly receiverId = `receiver-${randomBytes(6).toString('hex')}`;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly queue: string,
+  ) {}
+
+  /** Claims up to `max` messages, waiting up to `waitMs` (0: one claim) for the first. */
+  async receive<P>(o: ResolvedReceive): Promise<Message<P>[]> {
+    const clock = this.engine.clock;
+    const giveUpAt = clock.monotonic() + o.waitMs;
+    let subscription: Subscription | undefined;
+    // A notification that came while a claim was running wakes the next wait at once.
+    let notified = false;
+    let wake: (() => void) | undefined;
+    const onNotify = (): void => {
+      notified = true;
+      wake?.();
+    };
+    try {
+      for (;;) {
+        if (o.signal?.aborted) throw aborted(o.signal);
+        notified = false;
+        const sentAt = clock.monotonic();
+        const jobs = await this.engine.jobClaimBatch({
+          queues: [this.queue],
+          workerId: this.receiverId,
+          limit: o.max,
+          leaseTtlMs: o.visibilityMs,
+        });
+        if (jobs.length > 0) {
+          const ctx = { engine: this.engine, clock, receiverId: this.receiverId };
+          return jobs.map((job) => new Message<P>(job, ctx, o.visibilityMs, sentAt));
+        }
+        const left = giveUpAt - clock.monotonic();
+        if (left <= 0) return [];
+        if (!subscription && this.engine.capabilities.notifications) {
+          subscription = await this.engine.notifyListen({
+            topic: JOBS_TOPIC,
+            onNotify: (queue) => {
+              if (queue === this.queue || queue === '') onNotify();
+            },
+            onReconnect: onNotify,
+          });
+          continue; // claim once more: a job may have come before the listener listened
+        }
+        if (notified) continue;
+        await new Promise<void>((resolve) => {
+          const finish = (): void => {
+            timer.cancel();
+            o.signal?.removeEventListener('abort', finish);
+            wake = undefined;
+            resolve();
+          };
+          const timer = clock.setTimer(Math.min(left, POLL_MS), finish);
+          o.signal?.addEventListener('abort', finish, { once: true });
+          wake = finish;
+          if (o.signal?.aborted) finish();
+        });
+      }
+    } finally {
+      await subscription?.unsubscribe().catch(() => {});
+    }
+  }
+}
+
+function aborted(signal: AbortSignal): AbortedError {
+  return new AbortedError('receive was aborted while waiting for a message', signal.reason);
+}
