@@ -12,6 +12,7 @@ import { toMilliseconds, type Duration } from '../core/duration.js';
 import { defaultMargin } from '../core/trust.js';
 import type { FencingToken, Job } from '../core/types.js';
 import type { Engine } from '../engine/engine.js';
+import type { JobCompletion } from '../engine/jobs.js';
 import { visibilityMs } from './receive-options.js';
 
 export interface MessageContext {
@@ -19,6 +20,8 @@ export interface MessageContext {
   readonly clock: Clock;
   /** The receiver's id: the job's `claimedBy`, and the owner every fenced call names. */
   readonly receiverId: string;
+  /** Completes one job for the receiver (acks in flight together share a statement). */
+  readonly complete: (completion: JobCompletion) => Promise<boolean>;
 }
 
 export interface NackOptions {
@@ -71,11 +74,12 @@ export class Message<P = unknown> {
   /** Completes the job with `result` (any JSON value). */
   async ack(result?: unknown): Promise<void> {
     this.checkOpen();
-    const accepted = await this.ctx.engine.jobComplete({
-      workerId: this.ctx.receiverId,
-      jobs: [{ id: this.id, generation: this.token, ...(result === undefined ? {} : { result }) }],
+    const accepted = await this.ctx.complete({
+      id: this.id,
+      generation: this.token,
+      ...(result === undefined ? {} : { result }),
     });
-    if (!accepted.includes(this.id)) throw this.lost('its ack was refused');
+    if (!accepted) throw this.lost('its ack was refused');
     this.settle('acked');
   }
 

@@ -10,9 +10,10 @@
  * claim, so a job enqueued between the first claim and the subscription is not missed.
  */
 import { randomBytes } from 'node:crypto';
-import { AbortedError } from '../core/errors.js';
+import { AbortedError, isLeaseholdError } from '../core/errors.js';
 import type { Engine } from '../engine/engine.js';
-import { JOBS_TOPIC } from '../engine/jobs.js';
+import { JOBS_TOPIC, type JobCompletion } from '../engine/jobs.js';
+import { Coalescer } from '../runtime/coalescer.js';
 import type { Subscription } from '../engine/notifications.js';
 import { Message } from './message.js';
 import type { ResolvedReceive } from './receive-options.js';
@@ -22,11 +23,31 @@ export const POLL_MS = 1_000;
 
 export class PullConsumer {
   readonly receiverId = `receiver-${randomBytes(6).toString('hex')}`;
+  /**
+   * Acks in flight at once go to the database as one completion statement (a receiveMany's
+   * messages acked with Promise.all cost one round trip and one commit, as a worker's batch).
+   * An ack whose statement's answer was lost fails with that `unavailable` error, never retried.
+   */
+  private readonly completions: Coalescer<JobCompletion, boolean>;
 
   constructor(
     private readonly engine: Engine,
     private readonly queue: string,
-  ) {}
+  ) {
+    const complete = async (jobs: readonly JobCompletion[]): Promise<boolean[]> => {
+      const accepted = new Set(await engine.jobComplete({ workerId: this.receiverId, jobs }));
+      return jobs.map((job) => accepted.has(job.id));
+    };
+    this.completions = new Coalescer<JobCompletion, boolean>({
+      one: async (job) => (await complete([job]))[0]!,
+      many: complete,
+      key: (job) => String(job.id),
+      failWhole: (error) =>
+        isLeaseholdError(error, 'unavailable') && error.details.outcome === 'unknown'
+          ? error
+          : undefined,
+    });
+  }
 
   /** Claims up to `max` messages, waiting up to `waitMs` (0: one claim) for the first. */
   async receive<P>(o: ResolvedReceive): Promise<Message<P>[]> {
@@ -52,7 +73,12 @@ export class PullConsumer {
           leaseTtlMs: o.visibilityMs,
         });
         if (jobs.length > 0) {
-          const ctx = { engine: this.engine, clock, receiverId: this.receiverId };
+          const ctx = {
+            engine: this.engine,
+            clock,
+            receiverId: this.receiverId,
+            complete: (job: JobCompletion) => this.completions.run(job),
+          };
           return jobs.map((job) => new Message<P>(job, ctx, o.visibilityMs, sentAt));
         }
         const left = giveUpAt - clock.monotonic();

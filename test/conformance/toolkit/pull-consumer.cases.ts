@@ -80,6 +80,32 @@ export function pullConsumerCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
+      'acks in flight together are answered each by its own token',
+      async ({ lh, clock, engine }) => {
+        const a = lh.queue('pull');
+        const b = lh.queue('pull');
+        await a.enqueueMany(Array.from({ length: 12 }, (_, i) => ({ payload: { i } })));
+        const stale = await a.receiveMany({ max: 4, visibility: '1s' });
+        await pumpFor(clock, 1_100);
+        await engine.jobRescueExpired({ limit: 10, backoff: { baseMs: 0, capMs: 0 } });
+        const fresh = await b.receiveMany({ max: 12, visibility: '30s' });
+        assert.equal(fresh.length, 12);
+        const late = await Promise.allSettled(stale.map((m) => m.ack()));
+        assert.ok(
+          late.every((r) => r.status === 'rejected' && isLeaseholdError(r.reason, 'lease_lost')),
+        );
+        await Promise.all(fresh.map((m) => m.ack(m.payload)));
+        const jobs = await engine.jobList({ queue: 'pull', limit: 20, offset: 0 });
+        assert.ok(jobs.every((j) => j.status === 'completed'));
+        assert.deepEqual(
+          jobs.map((j) => j.result).sort((x, y) => (x as { i: number }).i - (y as { i: number }).i),
+          Array.from({ length: 12 }, (_, i) => ({ i })),
+        );
+      },
+    );
+
+    conformanceCase(
+      h,
       'past its visibility a message goes to another receiver, and the first ack is refused',
       async ({ lh, clock, engine }) => {
         const a = lh.queue('pull');
