@@ -11,7 +11,12 @@ import { roundRobin, type BenchSystem, type Family, type FamilyContext } from '.
 import { formatValue } from '../lib/format.js';
 import { graphileDrain } from '../peers/graphile.js';
 import { PGBOSS_FAST_SHAPES, pgBossDrain } from '../peers/pgboss.js';
-import { leaseholdDrain, type BurnDownOptions } from './queue.js';
+import {
+  leaseholdDrain,
+  leaseholdPullDrain,
+  type BurnDownOptions,
+  type PullShape,
+} from './queue.js';
 
 /**
  * leasehold's tuned shapes, all measured. Each compared ratio names one of them (below); the
@@ -66,6 +71,15 @@ const pgBossId = (s: { batchSize: number; localConcurrency: number }): string =>
 const PGBOSS_FAST_IDS = PGBOSS_FAST_SHAPES.map(pgBossId);
 const shapeLabel = (o: BurnDownOptions): string =>
   `concurrency ${o.concurrency} / claim batch ${o.maxClaimBatch}${o.removeOnComplete ? ', removeOnComplete' : ''}`;
+/**
+ * The pull consumer's one shape: two receivers taking 50 each, 100 in flight at most, beside the
+ * push worker's tuned shape with the same 100 (concurrency 100, claim batch 100); both keep
+ * their completed jobs.
+ */
+const PULL: PullShape = { loops: 2, max: 50 };
+const PULL_ID = 'burnDown.leasehold.pull.l2m50';
+const PUSH_FOR_PULL = LEASEHOLD_TUNED[0]!;
+
 /** The configurations each compared ratio names, fixed before the run (no best-of-several). */
 const FASTEST_DELETING = LEASEHOLD_TUNED[2]!;
 const FASTEST_KEEPING = LEASEHOLD_TUNED[1]!;
@@ -106,6 +120,12 @@ export const burnDownFamily: Family = {
         system(ctx, tunedId(o), `leasehold, ${shapeLabel(o)}`, (n, limit) =>
           leaseholdDrain(url, n, o, limit),
         ),
+      ),
+      system(
+        ctx,
+        PULL_ID,
+        `leasehold pull consumer, ${PULL.loops} receivers × receiveMany ${PULL.max}, acks together`,
+        (n, limit) => leaseholdPullDrain(url, n, PULL, limit),
       ),
       system(ctx, 'burnDown.leasehold.default', 'leasehold, defaults', (n, limit) =>
         leaseholdDrain(url, n, undefined, limit),
@@ -154,6 +174,20 @@ export const burnDownFamily: Family = {
       numerator: tunedId(FASTEST_KEEPING),
       denominator: pgBossId(PGBOSS_NAMED),
       target: { op: '>=', value: 2 },
+    });
+    results.ratio({
+      key: 'burnDownPullVsPush',
+      label: `burn-down, both keeping finished jobs: leasehold pull consumer (${PULL.loops} × receiveMany ${PULL.max}) ÷ leasehold push worker, ${shapeLabel(PUSH_FOR_PULL)}`,
+      numerator: PULL_ID,
+      denominator: tunedId(PUSH_FOR_PULL),
+      target: { op: '>=', value: 0.7 },
+    });
+    results.ratio({
+      key: 'burnDownPullVsGraphile',
+      label: `burn-down, leasehold pull consumer keeping finished jobs (${PULL.loops} × receiveMany ${PULL.max}; it has no delete-on-ack) ÷ graphile-worker, performance config, deleting them`,
+      numerator: PULL_ID,
+      denominator: 'burnDown.graphile.fast',
+      target: { op: '>=', value: 1.5 },
     });
     for (const { key, concurrency, leasehold, graphile } of DEFAULTS_AT)
       results.ratio({

@@ -92,6 +92,42 @@ export function leaseholdDrain(
   });
 }
 
+/** The pull consumer's shape: `loops` receivers, each taking `max` with `receiveMany`. */
+export interface PullShape {
+  loops: number;
+  max: number;
+}
+
+/**
+ * Drains `n` pre-enqueued no-op jobs through the pull consumer (decision 0246): each loop takes
+ * up to `max` messages in one claim and acks them together (one completion statement), keeping
+ * the completed jobs. Timed like the push worker: from the first receive to the last ack written.
+ */
+export function leaseholdPullDrain(
+  url: string,
+  n: number,
+  shape: PullShape,
+  limitMs: number,
+): Promise<DrainResult> {
+  return withLeasehold(url, { poolSize: TUNED_POOL }, async (lh) => {
+    await enqueueNoops(lh, n);
+    const queue = lh.queue(QUEUE);
+    const countdown = new Countdown(n);
+    let running = true;
+    const loops = Array.from({ length: shape.loops }, async () => {
+      while (running) {
+        const messages = await queue.receiveMany({ max: shape.max, visibility: '60s', wait: 200 });
+        await Promise.all(messages.map((m) => m.ack()));
+        for (let i = 0; i < messages.length; i++) countdown.add();
+      }
+    });
+    const result = await countdown.wait(limitMs);
+    running = false;
+    await Promise.all(loops);
+    return result;
+  });
+}
+
 /** Jobs per second of a full burn-down of `n` jobs (for quick checks of a queue change). */
 export async function leaseholdBurnDown(
   url: string,

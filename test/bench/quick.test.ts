@@ -23,6 +23,8 @@ const RATIO_KEYS = [
   'burnDownDefaultsC50VsGraphile',
   'burnDownDefaultsVsGraphile',
   'burnDownDefaultsVsPgBoss',
+  'burnDownPullVsPush',
+  'burnDownPullVsGraphile',
   'bulkEnqueueVsGraphile',
   'bulkEnqueueVsPgBoss',
   'singleEnqueueVsGraphile',
