@@ -93,6 +93,7 @@ export {
 export { Worker, type WorkerEvents, type WorkerState, type DrainResult } from './queue/worker.js';
 export type { WorkerOptions, JobHandler, JobContext } from './queue/worker-options.js';
 export { PermanentJobError } from './queue/retry-policy.js';
+export type { JobTypes, TypedJob, TypedHandlers, TypedEnqueue } from './queue/typed-jobs.js';
 export {
   Maintainer,
   MAINTENANCE_LOCK,

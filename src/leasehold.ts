@@ -26,6 +26,7 @@ import { Maintainer, type MaintainerOptions } from './queue/maintenance/maintain
 import { Queue, singleEnqueues } from './queue/queue.js';
 import { Worker } from './queue/worker.js';
 import type { WorkerOptions } from './queue/worker-options.js';
+import type { JobTypes, TypedEnqueue } from './queue/typed-jobs.js';
 
 /**
  * Timing (defaults in docs/architecture.md, "A silent database"): `connectTimeoutMs` (pool slot
@@ -157,13 +158,22 @@ export class Leasehold {
   }
 
   /** The producer's side of a queue: enqueue and enqueueMany. */
+  queue(name: string): Queue;
+  /**
+   * A queue typed by job type (decision 0247): `lh.queue<{ 'send-email': Email }>('emails')`
+   * accepts only `enqueue(email, { type: 'send-email' })`, with `Email` checked at compile time.
+   */
+  queue<M extends JobTypes>(name: string): Omit<Queue, 'enqueue' | 'enqueueMany'> & TypedEnqueue<M>;
   queue(name: string): Queue {
     return new Queue(this.engine, name, (this.enqueues ??= singleEnqueues(this.engine)));
   }
 
-  /** A worker for one or more queues; call `start()`, and `drain()` before exit. */
-  worker(options: WorkerOptions): Worker {
-    const worker = new Worker(this.engine, options);
+  /**
+   * A worker for one or more queues; call `start()`, and `drain()` before exit. With
+   * `handlers`, `lh.worker<M>({ queues, handlers })` types each handler's payload by job type.
+   */
+  worker<M extends JobTypes = JobTypes>(options: WorkerOptions<M>): Worker {
+    const worker = new Worker(this.engine, options as WorkerOptions);
     this.queueServices.add(worker);
     return worker;
   }

@@ -7,42 +7,24 @@ import { DEFAULT_BACKOFF, type BackoffPolicy } from '../core/backoff.js';
 import type { Clock } from '../core/clock.js';
 import { toMilliseconds, typeName, type Duration } from '../core/duration.js';
 import { InvalidArgumentError } from '../core/errors.js';
-import type { Job } from '../core/types.js';
 import { trustTiming } from '../core/trust.js';
 import { LIMITS, optionalBoolean, requireName, requireSafeInteger } from '../core/validate.js';
-import type { CallerTransaction } from '../engine/engine.js';
 import type { Logger } from '../runtime/logger.js';
 import { toTimeoutMs } from './enqueue-options.js';
+import type { JobHandler } from './job-handler.js';
+import { dispatchByType, type JobTypes, type TypedHandlers } from './typed-jobs.js';
 
-/** What a handler receives besides its job. */
-export interface JobContext {
-  /** The job's fencing token (its lease generation): pass it to downstream writes. */
-  readonly token: number;
-  /** 1 on the first attempt. */
-  readonly attempt: number;
-  /**
-   * Fires when the worker must stop: lease lost, job cancelled, the job's timeout (a
-   * `JobTimeoutError`), drain hand-back or hard stop.
-   */
-  readonly signal: AbortSignal;
-  /** Renews this worker's leases now (a long step is about to start); resolves when done. */
-  renew(): Promise<void>;
-  /** @deprecated the former name of `renew()` (decision 0235); it does the same. */
-  heartbeat(): Promise<void>;
-  /**
-   * Completes the job inside your own transaction, with your business writes: both commit or
-   * neither does. Throws `lease_lost` (roll back!) when the job is no longer this worker's, and
-   * the `timeout` error (roll back too) once the attempt has timed out.
-   */
-  complete(tx: CallerTransaction, result?: unknown): Promise<void>;
-}
+export type { JobContext, JobHandler } from './job-handler.js';
 
-/** Returns the job's result (any JSON value); throwing fails the attempt. */
-export type JobHandler = (job: Job, context: JobContext) => Promise<unknown>;
-
-export interface WorkerOptions {
+export interface WorkerOptions<M extends JobTypes = JobTypes> {
   queues: string | readonly string[];
-  handler: JobHandler;
+  /** Runs every job; give this or `handlers`. */
+  handler?: JobHandler;
+  /**
+   * One handler per job `type` (decision 0247); a job of another type, or of none, goes to the
+   * dead letter at once with an error naming the types this worker handles.
+   */
+  handlers?: TypedHandlers<M>;
   /** Jobs run at once; default 10. */
   concurrency?: number;
   /** Lease of each claimed job; default 30 s. */
@@ -111,15 +93,20 @@ export interface ResolvedWorkerOptions {
 
 export const WORKER_LIMITS = { concurrencyMax: 1_000, claimBatchMax: 1_000 } as const;
 
-export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
+export function resolveWorkerOptions<M extends JobTypes>(
+  o: WorkerOptions<M>,
+): ResolvedWorkerOptions {
   if (typeof o !== 'object' || o === null)
     throw new InvalidArgumentError('options', `must be an object, got ${typeName(o)}`);
   const queueList = typeof o.queues === 'string' ? [o.queues] : o.queues;
   if (!Array.isArray(queueList) || queueList.length === 0)
     throw new InvalidArgumentError('queues', 'must be a queue name or a non-empty array of them');
   const queues = [...new Set(queueList.map((q, i) => requireName(`queues[${i}]`, q)))];
-  if (typeof o.handler !== 'function')
+  if ((o.handler === undefined) === (o.handlers === undefined))
+    throw new InvalidArgumentError('handler', 'give either handler or handlers (one per job type)');
+  if (o.handler !== undefined && typeof o.handler !== 'function')
     throw new InvalidArgumentError('handler', `must be a function, got ${typeName(o.handler)}`);
+  const handler = o.handler ?? dispatchByType(o.handlers);
   const concurrency =
     o.concurrency === undefined ? 10 : requireSafeInteger('concurrency', o.concurrency, 1);
   if (concurrency > WORKER_LIMITS.concurrencyMax)
@@ -143,7 +130,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     );
   return {
     queues,
-    handler: o.handler,
+    handler,
     concurrency,
     leaseTtlMs,
     renewEveryMs: timing.renewEveryMs,

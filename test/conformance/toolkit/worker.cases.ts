@@ -184,6 +184,48 @@ export function workerCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
+      'dispatches by job type to `handlers`, and dead-letters a type it has no handler for',
+      async ({ lh, clock, engine }) => {
+        const q = lh.queue<{ email: { to: string }; sms: { number: string } }>('typed');
+        const email = await q.enqueue({ to: 'ada@example.com' }, { type: 'email', maxAttempts: 5 });
+        const sms = await q.enqueue({ number: '+33 1' }, { type: 'sms', maxAttempts: 5 });
+        const untyped = await lh.queue('typed').enqueue({}, { maxAttempts: 5 });
+        const other = await lh.queue('typed').enqueue({}, { type: 'fax', maxAttempts: 5 });
+        const worker = await startWorker(lh, {
+          queues: 'typed',
+          handlers: {
+            email: async (job) => `sent to ${(job.payload as { to: string }).to}`,
+            sms: async (job) => `texted ${(job.payload as { number: string }).number}`,
+          },
+        });
+        try {
+          const ids = [email.id, sms.id, untyped.id, other.id];
+          const jobs = await pumpUntil(clock, 'every job settled', async () => {
+            const all = await Promise.all(ids.map((id) => engine.jobGet({ id })));
+            return all.every((j) => j?.status === 'completed' || j?.status === 'dead') ? all : null;
+          });
+          const [e, s, u, o] = jobs;
+          assert.deepEqual([e?.status, e?.result], ['completed', 'sent to ada@example.com']);
+          assert.deepEqual([s?.status, s?.result], ['completed', 'texted +33 1']);
+          assert.equal(u?.status, 'dead');
+          assert.equal(u?.attempts, 1, 'dead at once, not retried');
+          assert.match(
+            u?.lastError ?? '',
+            /has no type, and this worker handles only the types "email", "sms"/,
+          );
+          assert.equal(o?.status, 'dead');
+          assert.match(
+            o?.lastError ?? '',
+            /no handler for job type "fax": this worker handles "email", "sms"/,
+          );
+        } finally {
+          await worker.stop();
+        }
+      },
+    );
+
+    conformanceCase(
+      h,
       'keeps a long job by renewing its lease, in one statement per interval for all jobs',
       async ({ lh, clock, engine }) => {
         await lh.queue('long').enqueueMany([{ payload: 1 }, { payload: 2 }]);
