@@ -27,6 +27,7 @@ import { Queue, singleEnqueues } from './queue/queue.js';
 import { Worker } from './queue/worker.js';
 import type { WorkerOptions } from './queue/worker-options.js';
 import type { JobTypes, TypedEnqueue } from './queue/typed-jobs.js';
+import { scheduledEnqueue } from './queue/scheduled-enqueue.js';
 
 /**
  * Timing (defaults in docs/architecture.md, "A silent database"): `connectTimeoutMs` (pool slot
@@ -220,8 +221,15 @@ export class Leasehold {
    * declares the same schedule: each slot is claimed in the database, so it runs once whatever
    * the clock skew or the task's length. Already started; `close()` (or `lh.close()`) stops it.
    */
-  schedule(name: string, options: ScheduleOptions, fn: ScheduledFunction): Schedule {
-    const schedule = new Schedule(this.engine, name, options, fn);
+  schedule(name: string, options: ScheduleOptions, fn?: ScheduledFunction): Schedule {
+    const { enqueue, ...rest } = options;
+    if ((fn === undefined) === (enqueue === undefined))
+      throw new InvalidArgumentError(
+        'fn',
+        'give either a function to run each slot or options.enqueue (a job each slot)',
+      );
+    const task = fn ?? scheduledEnqueue(name, enqueue, (queue) => this.queue(queue));
+    const schedule = new Schedule(this.engine, name, rest, task);
     this.track(schedule);
     // start() reports its own failures through the schedule's onError; nothing to add here.
     schedule.start().catch(() => {});

@@ -24,6 +24,7 @@ import { LIMITS, optionalBoolean, requireName, requireOneOf } from '../core/vali
 import { Election } from '../locks/election.js';
 import type { ElectionTiming } from '../locks/election-options.js';
 import type { Logger } from '../runtime/logger.js';
+import type { EnqueueOptions } from '../queue/enqueue-options.js';
 import { defaultHolderId } from '../runtime/identity.js';
 import { cronSlots, everySlots, shortestGapMs, type SlotSeries } from './slots.js';
 
@@ -35,6 +36,14 @@ export const SCHEDULE_LOCK_PREFIX = 'leasehold:schedule:';
 
 /** Shortest `every`: each slot is a database write on every instance; faster work wants a loop. */
 export const MIN_EVERY_MS = 1_000;
+
+/** A job each slot enqueues (decision 0248). */
+export interface ScheduledEnqueue {
+  queue: string;
+  payload?: unknown;
+  /** Enqueue options of each slot's job; the key is the schedule's and the slot's. */
+  options?: Omit<EnqueueOptions, 'tx' | 'key'>;
+}
 
 export interface ScheduleOptions {
   /** A period such as `'1m'`; slots are aligned to the Unix epoch. Give this or `cron`. */
@@ -62,6 +71,11 @@ export interface ScheduleOptions {
    * close it), or the timing of the schedule's own election `schedule:<name>`.
    */
   election?: Election | ElectionTiming;
+  /**
+   * Instead of a function: each slot enqueues one durable job (decision 0248), keyed by the
+   * schedule and the slot. `lh.schedule(name, { cron, enqueue: { queue, payload, options } })`.
+   */
+  enqueue?: ScheduledEnqueue;
   /** A failed slot attempt or a throwing task. The schedule carries on. */
   onError?: (error: unknown) => void;
   logger?: Logger;

@@ -151,6 +151,83 @@ export function scheduleCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
+      'a schedule with `enqueue` enqueues one job per slot across two instances, keyed by the slot',
+      async ({ engine, clock, peer }) => {
+        const t0 = clock.now().getTime();
+        const ea = tracked(engine);
+        const eb = tracked(await peer());
+        const enqueue = {
+          queue: 'reports',
+          payload: { kind: 'daily' },
+          options: { maxAttempts: 7 },
+        };
+        const [a, b] = [ea, eb].map((e, i) =>
+          Leasehold.fromEngine(e.engine).schedule('report', {
+            ...EVERY,
+            instanceId: `i${i}`,
+            enqueue,
+          }),
+        ) as [Schedule, Schedule];
+        try {
+          await step(clock, [ea, eb], 0);
+          for (let i = 0; i < 3; i++) await step(clock, [ea, eb], 10_000);
+          const jobs = await engine.jobList({ queue: 'reports', limit: 100, offset: 0 });
+          const slots = [0, 10_000, 20_000, 30_000].map((d) => new Date(t0 + d).toISOString());
+          assert.deepEqual(
+            jobs.map((j) => j.key).sort(),
+            slots.map((slot) => `schedule:report:${slot}`),
+            'one job per slot, whichever instance ran it',
+          );
+          assert.ok(
+            jobs.every(
+              (j) => j.maxAttempts === 7 && (j.payload as { kind: string }).kind === 'daily',
+            ),
+          );
+          // A slot run again while its job is live answers that job, not a second one.
+          const again = await Leasehold.fromEngine(engine)
+            .queue('reports')
+            .enqueue({ kind: 'daily' }, { key: `schedule:report:${slots[3]}` });
+          assert.equal(again.created, false);
+        } finally {
+          await Promise.all([a.close(), b.close()]);
+        }
+      },
+    );
+
+    conformanceCase(
+      h,
+      'refuses a schedule with both or neither of a function and `enqueue`, or a bad `enqueue`',
+      async ({ lh }) => {
+        const fn = async (): Promise<void> => {};
+        const bad: [() => unknown, string][] = [
+          [() => lh.schedule('s', { ...EVERY }), 'fn'],
+          [() => lh.schedule('s', { ...EVERY, enqueue: { queue: 'q' } }, fn), 'fn'],
+          [() => lh.schedule('s', { ...EVERY, enqueue: { queue: '' } }), 'enqueue.queue'],
+          [
+            () =>
+              lh.schedule('s', {
+                ...EVERY,
+                enqueue: { queue: 'q', options: { key: 'k' } as never },
+              }),
+            'enqueue.options',
+          ],
+          [
+            () =>
+              lh.schedule('s', { ...EVERY, enqueue: { queue: 'q', options: { maxAttempts: 0 } } }),
+            'enqueue.options.maxAttempts',
+          ],
+        ];
+        for (const [make, field] of bad)
+          assert.throws(
+            make,
+            (e) => isLeaseholdError(e, 'invalid_argument') && e.details.field === field,
+            field,
+          );
+      },
+    );
+
+    conformanceCase(
+      h,
       'never overlaps a run still in progress: the next slot is skipped while the run lock is held',
       async ({ engine, clock, peer }) => {
         const t0 = clock.now().getTime();
