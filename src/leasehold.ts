@@ -222,14 +222,15 @@ export class Leasehold {
    * the clock skew or the task's length. Already started; `close()` (or `lh.close()`) stops it.
    */
   schedule(name: string, options: ScheduleOptions, fn?: ScheduledFunction): Schedule {
-    const { enqueue, ...rest } = options;
+    // Options that are not an object are refused by the Schedule, with the other bad input.
+    const enqueue = typeof options === 'object' && options !== null ? options.enqueue : undefined;
     if ((fn === undefined) === (enqueue === undefined))
       throw new InvalidArgumentError(
         'fn',
         'give either a function to run each slot or options.enqueue (a job each slot)',
       );
     const task = fn ?? scheduledEnqueue(name, enqueue, (queue) => this.queue(queue));
-    const schedule = new Schedule(this.engine, name, rest, task);
+    const schedule = new Schedule(this.engine, name, options, task);
     this.track(schedule);
     // start() reports its own failures through the schedule's onError; nothing to add here.
     schedule.start().catch(() => {});

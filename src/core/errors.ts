@@ -54,6 +54,12 @@ export class InvalidArgumentError extends LeaseholdError {
     super('invalid_argument', `${field}: ${message}`, { field });
     this.field = field;
   }
+
+  /** The same error for a field nested under `prefix` (`jobs[3].` + `maxAttempts`). */
+  within(prefix: string): InvalidArgumentError {
+    const reason = this.message.slice(this.field.length + 2); // without the "field: " prefix
+    return new InvalidArgumentError(`${prefix}${this.field}`, reason);
+  }
 }
 
 export class LeaseHeldError extends LeaseholdError {

@@ -15,7 +15,7 @@ import type { Engine } from '../engine/engine.js';
 import { JOBS_TOPIC, type JobCompletion } from '../engine/jobs.js';
 import { Coalescer } from '../runtime/coalescer.js';
 import type { Subscription } from '../engine/notifications.js';
-import { Message } from './message.js';
+import { Message, type MessageContext } from './message.js';
 import type { ResolvedReceive } from './receive-options.js';
 
 /** Longest sleep between two claims of a waiting receive when no notification comes. */
@@ -29,6 +29,8 @@ export class PullConsumer {
    * An ack whose statement's answer was lost fails with that `unavailable` error, never retried.
    */
   private readonly completions: Coalescer<JobCompletion, boolean>;
+  /** What every message of this receiver acks, nacks and extends through. */
+  private readonly messages: MessageContext;
 
   constructor(
     private readonly engine: Engine,
@@ -47,6 +49,12 @@ export class PullConsumer {
           ? error
           : undefined,
     });
+    this.messages = {
+      engine,
+      clock: engine.clock,
+      receiverId: this.receiverId,
+      complete: (job) => this.completions.run(job),
+    };
   }
 
   /** Claims up to `max` messages, waiting up to `waitMs` (0: one claim) for the first. */
@@ -72,15 +80,8 @@ export class PullConsumer {
           limit: o.max,
           leaseTtlMs: o.visibilityMs,
         });
-        if (jobs.length > 0) {
-          const ctx = {
-            engine: this.engine,
-            clock,
-            receiverId: this.receiverId,
-            complete: (job: JobCompletion) => this.completions.run(job),
-          };
-          return jobs.map((job) => new Message<P>(job, ctx, o.visibilityMs, sentAt));
-        }
+        if (jobs.length > 0)
+          return jobs.map((job) => new Message<P>(job, this.messages, o.visibilityMs, sentAt));
         const left = giveUpAt - clock.monotonic();
         if (left <= 0) return [];
         if (!subscription && this.engine.capabilities.notifications) {

@@ -130,12 +130,7 @@ export class Queue {
       try {
         return toJobSpec(this.name, job.payload, job.options ?? {});
       } catch (error) {
-        if (error instanceof InvalidArgumentError)
-          throw new InvalidArgumentError(
-            `jobs[${index}].${error.field}`,
-            error.message.slice(error.field.length + 2), // without the "field: " prefix
-          );
-        throw error;
+        throw error instanceof InvalidArgumentError ? error.within(`jobs[${index}].`) : error;
       }
     });
     this.checkTransaction(options.tx);

@@ -41,12 +41,10 @@ export function scheduledEnqueue(
   try {
     toJobSpec(e.queue, payload, { ...options, key: slotJobKey(schedule, new Date(0)) });
   } catch (error) {
-    if (error instanceof InvalidArgumentError)
-      throw new InvalidArgumentError(
-        `enqueue.${error.field === 'queue' ? 'queue' : error.field === 'payload' ? 'payload' : `options.${error.field}`}`,
-        error.message.slice(error.field.length + 2),
-      );
-    throw error;
+    if (!(error instanceof InvalidArgumentError)) throw error;
+    // The queue and the payload are fields of `enqueue`; everything else is an enqueue option.
+    const ofEnqueue = error.field === 'queue' || error.field === 'payload';
+    throw error.within(ofEnqueue ? 'enqueue.' : 'enqueue.options.');
   }
   const queue = queueOf(e.queue);
   return async (run) => {

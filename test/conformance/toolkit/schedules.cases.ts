@@ -201,6 +201,7 @@ export function scheduleCases(h: EngineHarness): void {
         const fn = async (): Promise<void> => {};
         const bad: [() => unknown, string][] = [
           [() => lh.schedule('s', { ...EVERY }), 'fn'],
+          [() => lh.schedule('s', null as never, fn), 'options'],
           [() => lh.schedule('s', { ...EVERY, enqueue: { queue: 'q' } }, fn), 'fn'],
           [() => lh.schedule('s', { ...EVERY, enqueue: { queue: '' } }), 'enqueue.queue'],
           [
