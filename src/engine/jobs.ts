@@ -41,7 +41,32 @@ export interface JobSpec {
   maxAttempts: number;
   /** Ms one attempt may run before the worker fails it; null/absent: the worker's default. */
   timeoutMs?: number | null;
+  /**
+   * When a live job of the queue already has `key` (decision 0252): `keep` (the default) answers
+   * it unchanged; `replace` overwrites a pending one with this spec (REPLACED_FIELDS), and
+   * answers a processing one unchanged.
+   */
+  onConflict?: 'keep' | 'replace';
+  /**
+   * A debounced enqueue (`replace`, with the run time the spec's delay): against a processing
+   * job it does not give up but takes the key over, so one more run follows (decision 0252).
+   */
+  debounce?: boolean;
 }
+
+/**
+ * What `onConflict: 'replace'` overwrites on a pending job: everything the enqueue says about
+ * the run. Its id (its place in its partition's order), partition key, attempts and errors stay.
+ */
+export const REPLACED_FIELDS = [
+  'type',
+  'payload',
+  'headers',
+  'priority',
+  'maxAttempts',
+  'timeoutMs',
+  'availableAt',
+] as const;
 
 /**
  * The job an enqueue creates from `spec`, with what only the engine decides: its id, its
@@ -88,6 +113,8 @@ export interface EnqueueOutcome {
   readonly job: Job;
   /** False when a live job with the same (queue, key) existed: `job` is that job. */
   readonly created: boolean;
+  /** True when that job was pending and this enqueue overwrote it (`onConflict: 'replace'`). */
+  readonly replaced: boolean;
 }
 
 export interface JobClaimParams {

@@ -35,6 +35,20 @@ export interface EnqueueOptions {
   headers?: Record<string, string>;
   /** Dedup: while a job with this key is pending or processing in this queue, enqueue returns it. */
   key?: string;
+  /**
+   * What an enqueue with the `key` of a live job does (needs `key`): `'keep'` (the default)
+   * answers that job unchanged; `'replace'` overwrites it while it is pending (type, payload,
+   * headers, priority, maxAttempts, timeout and run time) and answers it with `replaced: true`.
+   * A running job is never changed: it is answered as it is.
+   */
+  onConflict?: 'keep' | 'replace';
+  /**
+   * Run once, this long after the last enqueue with the same `key` (needs `key`; instead of
+   * `delay`/`runAt`): each enqueue replaces the pending job and pushes its run time out, the
+   * last payload wins. An enqueue while the keyed job is running makes one more run: the new
+   * job takes the key, the running one goes on without it. Implies `onConflict: 'replace'`.
+   */
+  debounce?: Duration;
   /** Jobs with the same partition key run one at a time, in enqueue order. */
   partitionKey?: string;
   /** Larger runs first; default 0. */
@@ -90,7 +104,48 @@ export function toJobSpec(queue: string, payload: unknown, options: EnqueueOptio
       max: QUEUE_LIMITS.delayMaxMs,
     });
   if (options.timeout !== undefined) spec.timeoutMs = toTimeoutMs(options.timeout);
+  if (options.onConflict !== undefined) spec.onConflict = requireOnConflict(options);
+  if (options.debounce !== undefined) {
+    spec.delayMs = requireDebounceMs(options);
+    spec.onConflict = 'replace';
+    spec.debounce = true;
+  }
   return spec;
+}
+
+export const ON_CONFLICT = ['keep', 'replace'] as const;
+
+function requireOnConflict(options: EnqueueOptions): 'keep' | 'replace' {
+  const value: unknown = options.onConflict;
+  if (!ON_CONFLICT.includes(value as 'keep'))
+    throw new InvalidArgumentError(
+      'onConflict',
+      `must be 'keep' or 'replace', got ${typeof value === 'string' ? `'${value}'` : typeName(value)}`,
+    );
+  if (value === 'replace' && options.key === undefined)
+    throw new InvalidArgumentError('onConflict', "'replace' needs a key, the job it replaces");
+  return value as 'keep' | 'replace';
+}
+
+/** The debounce window in ms (decision 0252): a positive duration, as long as a delay at most. */
+function requireDebounceMs(options: EnqueueOptions): number {
+  const ms = toMilliseconds('debounce', options.debounce, {
+    min: 1,
+    max: QUEUE_LIMITS.delayMaxMs,
+  });
+  if (options.key === undefined)
+    throw new InvalidArgumentError('debounce', 'needs a key: the job runs once per key');
+  if (options.runAt !== undefined || options.delay !== undefined)
+    throw new InvalidArgumentError(
+      'debounce',
+      'sets the run time itself: give either debounce or runAt/delay, not both',
+    );
+  if (options.onConflict === 'keep')
+    throw new InvalidArgumentError(
+      'onConflict',
+      "'keep' contradicts debounce, which replaces the pending job: leave onConflict out",
+    );
+  return ms;
 }
 
 /** A job's or a worker's `timeout` in ms: a positive duration of at most 7 days. */

@@ -28,8 +28,12 @@ import {
   type TryReceiveOptions,
 } from './receive-options.js';
 
-/** A job as enqueue returns it: `created` is false when a live job with the same key existed. */
-export type EnqueuedJob = Job & { readonly created: boolean };
+/**
+ * A job as enqueue returns it: `created` is false when a live job with the same key existed;
+ * `replaced` is true when that job was pending and `onConflict: 'replace'` (or `debounce`)
+ * overwrote it.
+ */
+export type EnqueuedJob = Job & { readonly created: boolean; readonly replaced: boolean };
 
 export interface BulkJob {
   payload: unknown;
@@ -104,7 +108,7 @@ export class Queue {
     const outcome = options.tx
       ? (await this.engine.jobEnqueue({ jobs: [spec], tx: options.tx }))[0]!
       : await this.singles.run(spec);
-    return { ...outcome.job, created: outcome.created };
+    return { ...outcome.job, created: outcome.created, replaced: outcome.replaced };
   }
 
   /**
@@ -147,7 +151,7 @@ export class Queue {
     );
     const out: EnqueuedJob[] = [];
     for (const outcomes of answers)
-      for (const o of outcomes) out.push({ ...o.job, created: o.created });
+      for (const o of outcomes) out.push({ ...o.job, created: o.created, replaced: o.replaced });
     return out;
   }
 

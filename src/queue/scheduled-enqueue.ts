@@ -12,6 +12,9 @@ import type { ScheduledEnqueue } from '../schedules/schedule-options.js';
 import { toJobSpec } from './enqueue-options.js';
 import type { Queue } from './queue.js';
 
+/** Enqueue options a scheduled enqueue decides itself. */
+const SLOT_OWNED = ['key', 'onConflict', 'debounce', 'tx'] as const;
+
 /** The key of a slot's job. */
 export function slotJobKey(schedule: string, slot: Date): string {
   return `schedule:${schedule}:${slot.toISOString()}`;
@@ -31,10 +34,11 @@ export function scheduledEnqueue(
   const e = enqueue as ScheduledEnqueue;
   if (e.options !== undefined && (typeof e.options !== 'object' || e.options === null))
     throw new InvalidArgumentError('enqueue.options', 'must be an object');
-  if (e.options && ('key' in e.options || 'tx' in e.options))
+  // A slot's key makes its job once per slot: replacing or debouncing it could run a slot twice.
+  if (e.options && SLOT_OWNED.some((name) => name in e.options!))
     throw new InvalidArgumentError(
       'enqueue.options',
-      'takes no key (each slot is keyed by the schedule and the slot) and no tx',
+      'takes no key, onConflict or debounce (each slot is keyed by the schedule and the slot, one job per slot) and no tx',
     );
   const payload = e.payload ?? null;
   const options = e.options ?? {};

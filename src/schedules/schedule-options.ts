@@ -42,7 +42,7 @@ export interface ScheduledEnqueue {
   queue: string;
   payload?: unknown;
   /** Enqueue options of each slot's job; the key is the schedule's and the slot's. */
-  options?: Omit<EnqueueOptions, 'tx' | 'key'>;
+  options?: Omit<EnqueueOptions, 'tx' | 'key' | 'onConflict' | 'debounce'>;
 }
 
 export interface ScheduleOptions {

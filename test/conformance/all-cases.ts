@@ -1,6 +1,7 @@
 // Every conformance case family, in one list, so no engine can miss one.
 import type { EngineHarness } from './harness.js';
 import { controlEngineCases } from './engine/controls.cases.js';
+import { enqueueConflictEngineCases } from './engine/enqueue-conflicts.cases.js';
 import { jobEngineCases } from './engine/jobs.cases.js';
 import { leaseBatchEngineCases } from './engine/lease-batches.cases.js';
 import { leaseEngineCases } from './engine/leases.cases.js';
@@ -10,6 +11,7 @@ import { queueSettingsEngineCases } from './engine/queue-settings.cases.js';
 import { semaphoreEngineCases } from './engine/semaphores.cases.js';
 import { workerEngineCases } from './engine/workers.cases.js';
 import { electionCases } from './toolkit/election.cases.js';
+import { enqueueOptionCases } from './toolkit/enqueue-options.cases.js';
 import { fenceCases } from './toolkit/fence.cases.js';
 import { heldLeaseCases } from './toolkit/held-lease.cases.js';
 import { jobTimeoutCases } from './toolkit/job-timeout.cases.js';
@@ -28,6 +30,7 @@ export function defineAllCases(h: EngineHarness): void {
   lockEngineCases(h);
   semaphoreEngineCases(h);
   jobEngineCases(h);
+  enqueueConflictEngineCases(h);
   workerEngineCases(h);
   controlEngineCases(h);
   queueSettingsEngineCases(h);
@@ -41,5 +44,6 @@ export function defineAllCases(h: EngineHarness): void {
   workerCases(h);
   jobTimeoutCases(h);
   pullConsumerCases(h);
+  enqueueOptionCases(h);
   maintenanceCases(h);
 }

@@ -16,7 +16,8 @@ import { JOB_STATUSES, type Job } from '../../core/types.js';
 import type { CallerTransaction } from '../types.js';
 import { claimableJobs, explainFactsOf, roomOf, roundRobinByKey } from './memory-claim-limits.js';
 import type { ExplainSources, MemoryQueues } from './memory-queues.js';
-import { JOBS_TOPIC, newJob } from '../jobs.js';
+import { answerGroup, groupByKey, replaces } from '../enqueue-groups.js';
+import { JOBS_TOPIC, newJob, type REPLACED_FIELDS } from '../jobs.js';
 import {
   claimOrder,
   dedupKey,
@@ -67,15 +68,38 @@ export class MemoryJobs implements JobOperations {
     refuseTransaction(p.tx);
     const now = this.now();
     const woken = new Set<string>();
-    const outcomes = p.jobs.map((spec): EnqueueOutcome => {
-      const existing = spec.key == null ? undefined : this.liveByKey(spec.queue, spec.key);
-      if (existing) return { job: view(existing), created: false };
-      const record = this.insert(spec, now);
-      woken.add(record.queue);
-      return { job: view(record), created: true };
-    });
+    const outcomes: EnqueueOutcome[] = [];
+    for (const group of groupByKey(p.jobs))
+      answerGroup(group, p.jobs, this.enqueueOne(group.spec, now, woken), outcomes);
     this.announce(woken);
     return outcomes;
+  }
+
+  /** One (queue, key) of an enqueue: created, replaced, or the live job answered as it is. */
+  private enqueueOne(spec: JobSpec, now: Date, woken: Set<string>): EnqueueOutcome {
+    const existing = spec.key == null ? undefined : this.liveByKey(spec.queue, spec.key);
+    if (existing && replaces(spec) && existing.status === 'pending') {
+      Object.assign(existing, {
+        type: spec.type ?? null,
+        payload: toJson(spec.payload),
+        headers: toJson(spec.headers ?? {}) as Record<string, string>,
+        priority: spec.priority ?? 0,
+        maxAttempts: spec.maxAttempts,
+        timeoutMs: spec.timeoutMs ?? null,
+        availableAt: availableAt(spec, now),
+        updatedAt: now,
+      } satisfies Pick<JobRecord, (typeof REPLACED_FIELDS)[number] | 'updatedAt'>);
+      if (existing.availableAt.getTime() <= now.getTime()) woken.add(existing.queue);
+      return { job: view(existing), created: false, replaced: true };
+    }
+    if (existing && !(spec.debounce === true && existing.status === 'processing'))
+      return { job: view(existing), created: false, replaced: false };
+    // A debounce meeting a running job takes its key over: the run goes on untouched but for
+    // its key, and the new job is the one run after it (decision 0252).
+    if (existing) Object.assign(existing, { key: null, updatedAt: now });
+    const record = this.insert(spec, now);
+    woken.add(record.queue);
+    return { job: view(record), created: true, replaced: false };
   }
 
   async jobClaimBatch(p: JobClaimParams): Promise<Job[]> {
@@ -303,9 +327,6 @@ export class MemoryJobs implements JobOperations {
   }
 
   private insert(spec: JobSpec, now: Date): JobRecord {
-    const availableAt = spec.runAt
-      ? new Date(spec.runAt.getTime())
-      : new Date(now.getTime() + Math.max(0, spec.delayMs ?? 0));
     // Copies of the payload and headers: stored state never shares an object with a caller.
     const record: JobRecord = newJob(
       {
@@ -315,7 +336,7 @@ export class MemoryJobs implements JobOperations {
       },
       this.nextId++,
       now,
-      availableAt,
+      availableAt(spec, now),
     );
     this.jobs.set(record.id, record);
     if (record.key !== null) this.liveKeys.set(dedupKey(record.queue, record.key), record.id);
@@ -360,6 +381,13 @@ export class MemoryJobs implements JobOperations {
   private announce(queues: ReadonlySet<string>): void {
     for (const queue of queues) this.publish(JOBS_TOPIC, queue);
   }
+}
+
+/** When a job enqueued (or replaced) by `spec` at `now` becomes claimable. */
+function availableAt(spec: JobSpec, now: Date): Date {
+  return spec.runAt
+    ? new Date(spec.runAt.getTime())
+    : new Date(now.getTime() + Math.max(0, spec.delayMs ?? 0));
 }
 
 function refuseTransaction(tx: CallerTransaction | undefined): void {

@@ -6,6 +6,7 @@
 import { ConflictError } from '../../core/errors.js';
 import type { CallerTransaction } from '../types.js';
 import { newJob, type EnqueueOutcome, type JobEnqueueParams, type JobSpec } from '../jobs.js';
+import { answerGroup, groupByKey, replaces } from '../enqueue-groups.js';
 import type { PgContext } from './context.js';
 import { enqueueQueries, type EnqueueQueries } from './enqueue-queries.js';
 import { mapJob, type JobRow } from './job-rows.js';
@@ -15,7 +16,8 @@ import { NotifyCoalescer } from './notify-coalescer.js';
 /** How often enqueue asks again for keys whose live job a concurrent enqueue committed. */
 const ENQUEUE_RUNS = 3;
 
-type EnqueueRow = JobRow & { o: number; created: boolean };
+/** JobEnqueue's answer rows; JobEnqueueReplacing's also say `replaced` and whether it `wakes`. */
+type EnqueueRow = JobRow & { o: number; created: boolean; replaced?: boolean; wakes?: boolean };
 /** JobEnqueueUnkeyed's answer: what the database decided for each new job, in input order. */
 type InsertedRow = { id: string; created_at: Date; available_at: Date };
 type InsertedValues = [id: string, createdAt: Date, availableAt: Date];
@@ -42,10 +44,12 @@ export class PostgresEnqueue {
   }
 
   /**
-   * Only the first spec of each (queue, key) is sent; later ones share its answer with
-   * `created: false`. A key whose conflicting job was committed by a concurrent enqueue after
-   * the statement's snapshot gets no row back (DO NOTHING returns nothing, and the snapshot
-   * cannot see that job); such specs are sent again, and a fresh snapshot finds the job.
+   * One row per (queue, key) is sent (enqueue-groups.ts), through `JobEnqueue`, or through
+   * `JobEnqueueReplacing` when a group replaces. A key whose conflicting job was committed by a
+   * concurrent enqueue after the statement's snapshot gets no row back (DO NOTHING returns
+   * nothing, and the snapshot cannot see that job), and a replacing row may be answered with a
+   * job its snapshot still saw pending (a worker claimed it meanwhile): such rows are sent
+   * again, and a fresh snapshot finds the job as it now is (`settled`).
    */
   async jobEnqueue(p: JobEnqueueParams): Promise<EnqueueOutcome[]> {
     if (p.jobs.length === 0) {
@@ -53,49 +57,44 @@ export class PostgresEnqueue {
       return [];
     }
     if (p.jobs.every((spec) => spec.key == null)) return this.enqueueUnkeyed(p);
-    const leaderOf: number[] = [];
-    const firstByKey = new Map<string, number>();
-    let unresolved: number[] = [];
-    p.jobs.forEach((spec, i) => {
-      const k = spec.key == null ? undefined : JSON.stringify([spec.queue, spec.key]);
-      const first = k === undefined ? undefined : firstByKey.get(k);
-      if (first !== undefined) {
-        leaderOf.push(first);
-        return;
-      }
-      if (k !== undefined) firstByKey.set(k, i);
-      leaderOf.push(i);
-      unresolved.push(i);
-    });
+    const groups = groupByKey(p.jobs);
+    const replacing = groups.some((group) => replaces(group.spec));
+    const statement = replacing ? 'JobEnqueueReplacing' : 'JobEnqueue';
+    let unresolved = groups.map((_, g) => g);
     const answers = new Map<number, EnqueueOutcome>();
-    await this.announcing(p.tx, async (channel, created) => {
+    await this.announcing(p.tx, async (channel, woken) => {
       for (let run = 0; unresolved.length > 0 && run < ENQUEUE_RUNS; run++) {
-        const input = unresolved.map((i) => specJson(i, p.jobs[i]!));
+        const input = unresolved.map((g) => specJson(g, groups[g]!.spec, replacing));
         const rows = await this.ctx.query<EnqueueRow>(
-          'JobEnqueue',
-          this.sql.JobEnqueue,
+          statement,
+          this.sql[statement],
           [JSON.stringify(input), this.ctx.pinnedNow(), channel],
           p.tx,
         );
-        // Rows come ordered by ordinal, a created row first: the first row of an ordinal wins.
+        // Rows come ordered by ordinal, a written row first: the first row of an ordinal wins.
         for (const row of rows) {
-          if (row.created) created.add(row.queue);
-          if (!answers.has(row.o)) answers.set(row.o, { job: mapJob(row), created: row.created });
+          if (row.wakes ?? row.created) woken.add(row.queue);
+          if (answers.has(row.o)) continue;
+          const answer = {
+            job: mapJob(row),
+            created: row.created,
+            replaced: row.replaced === true,
+          };
+          if (settled(groups[row.o]!.spec, answer)) answers.set(row.o, answer);
         }
-        unresolved = unresolved.filter((i) => !answers.has(i));
+        unresolved = unresolved.filter((g) => !answers.has(g));
       }
     });
     if (unresolved.length > 0) {
-      const spec = p.jobs[unresolved[0]!]!;
+      const spec = groups[unresolved[0]!]!.spec;
       throw new ConflictError(
         `the live job of queue "${spec.queue}" with key "${spec.key}" kept changing during enqueue; retry`,
         { queue: spec.queue, key: spec.key },
       );
     }
-    return leaderOf.map((leader, i) => {
-      const answer = answers.get(leader)!;
-      return leader === i ? answer : { job: answer.job, created: false };
-    });
+    const out: EnqueueOutcome[] = [];
+    groups.forEach((group, g) => answerGroup(group, p.jobs, answers.get(g)!, out));
+    return out;
   }
 
   /**
@@ -125,6 +124,7 @@ export class PostgresEnqueue {
     return rows.map(([id, createdAt, availableAt], k) => ({
       job: newJob(p.jobs[k]!, toSafeInteger(id, 'jobs.id'), createdAt, availableAt),
       created: true,
+      replaced: false,
     }));
   }
 
@@ -150,9 +150,19 @@ export class PostgresEnqueue {
   }
 }
 
+/**
+ * Whether an answer is final: a job created or replaced, or a live job kept as the spec asks. A
+ * replacing spec answered with a pending job met one a worker claimed after the snapshot; a
+ * debounce answered with an unchanged job met a running one it could not take the key from.
+ */
+function settled(spec: JobSpec, answer: EnqueueOutcome): boolean {
+  if (answer.created || answer.replaced || !replaces(spec)) return true;
+  return answer.job.status === 'processing' && spec.debounce !== true;
+}
+
 /** One element of the JobEnqueue input (the jsonb_to_recordset columns). */
-function specJson(o: number, spec: JobSpec): Record<string, unknown> {
-  return {
+function specJson(o: number, spec: JobSpec, replacing = false): Record<string, unknown> {
+  const json: Record<string, unknown> = {
     o,
     queue: spec.queue,
     type: spec.type ?? null,
@@ -167,4 +177,9 @@ function specJson(o: number, spec: JobSpec): Record<string, unknown> {
     max_attempts: spec.maxAttempts,
     timeout_ms: spec.timeoutMs ?? null,
   };
+  if (replacing) {
+    json.replace = replaces(spec);
+    json.debounce = spec.debounce === true;
+  }
+  return json;
 }

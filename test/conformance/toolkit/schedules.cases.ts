@@ -219,6 +219,14 @@ export function scheduleCases(h: EngineHarness): void {
           ],
           [
             () =>
+              lh.schedule('s', {
+                ...EVERY,
+                enqueue: { queue: 'q', options: { debounce: '1s' } as never },
+              }),
+            'enqueue.options',
+          ],
+          [
+            () =>
               lh.schedule('s', { ...EVERY, enqueue: { queue: 'q', options: { maxAttempts: 0 } } }),
             'enqueue.options.maxAttempts',
           ],
