@@ -9,6 +9,7 @@ export {
   TaskClient,
   type Task,
   type CreateTaskOptions,
+  type CreatedTask,
   type ClaimRef,
   type RenewTaskOptions,
   type TaskRenewal,

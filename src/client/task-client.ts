@@ -31,7 +31,14 @@ export interface CreateTaskOptions {
   partitionKey?: string;
   priority?: number;
   maxAttempts?: number;
+  /** With `key`: `'replace'` overwrites the live task while it is pending (decision 0252). */
+  onConflict?: 'keep' | 'replace';
+  /** With `key`: run once, this long after the last create with the key (ms or `'5s'`). */
+  debounce?: number | string;
 }
+
+/** What `create` answers: the task, and whether this create overwrote a pending one. */
+export type CreatedTask = Task & { replaced: boolean };
 
 export interface ClaimRef {
   processor: string;
@@ -57,14 +64,21 @@ export class TaskClient {
     this.http = new HttpClient(options);
   }
 
-  async create(taskData: Record<string, unknown>, options: CreateTaskOptions = {}): Promise<Task> {
+  async create(
+    taskData: Record<string, unknown>,
+    options: CreateTaskOptions = {},
+  ): Promise<CreatedTask> {
     const body: Record<string, unknown> = { task_data: taskData };
     if (options.scheduledAt) body.scheduled_at = options.scheduledAt.toISOString();
     if (options.key !== undefined) body.key = options.key;
     if (options.partitionKey !== undefined) body.partition_key = options.partitionKey;
     if (options.priority !== undefined) body.priority = options.priority;
     if (options.maxAttempts !== undefined) body.max_attempts = options.maxAttempts;
-    return (await this.http.request<Task>('POST', '/api/tasks', body)).body;
+    if (options.onConflict !== undefined) body.on_conflict = options.onConflict;
+    if (options.debounce !== undefined) body.debounce = options.debounce;
+    const task = (await this.http.request<CreatedTask>('POST', '/api/tasks', body)).body;
+    // A service older than decision 0252 sends no `replaced`: it never replaces.
+    return { ...task, replaced: task.replaced === true };
   }
 
   /** Claims the next ready task, or null when none is ready. */

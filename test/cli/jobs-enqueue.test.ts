@@ -49,6 +49,18 @@ describe('leasehold jobs enqueue', () => {
       assert.equal(third.maxAttempts, 3);
       assert.equal(third.partitionKey, 'p');
 
+      const replace = ['jobs', 'enqueue', 'emails', '{"n":4}', '--key', 'k1'];
+      const replaced = await run([...replace, '--on-conflict', 'replace', ...db]);
+      assert.equal(replaced.code, 0, replaced.stderr);
+      const fourth = JSON.parse(replaced.stdout) as Job & { replaced?: unknown };
+      assert.deepEqual([fourth.id, fourth.payload], [job.id, { n: 4 }], 'the pending job replaced');
+      assert.equal('replaced' in fourth, false);
+      const debounced = await run([...replace, '--debounce', '1h', ...db]);
+      assert.equal(debounced.code, 0, debounced.stderr);
+      const fifth = JSON.parse(debounced.stdout) as Job;
+      assert.equal(fifth.id, job.id);
+      assert.ok(new Date(fifth.availableAt).getTime() > Date.now() + 3_000_000, 'run an hour on');
+
       const lh = Leasehold.fromEngine(await schema.engine());
       const stored = await lh.jobs.list({ queue: 'emails' });
       assert.deepEqual(
@@ -68,6 +80,12 @@ describe('leasehold jobs enqueue', () => {
         [['jobs', 'enqueue', 'emails', '7'], /payload: must be a JSON object/],
         [['jobs', 'enqueue', '', '{}'], /queue: must not be empty/],
         [['jobs', 'enqueue', 'emails', '{}', '--max-attempts', '1001'], /--max-attempts/],
+        [['jobs', 'enqueue', 'emails', '{}', '--debounce', '1s'], /--debounce: needs a key/],
+        [['jobs', 'enqueue', 'emails', '{}', '--key', 'k', '--debounce', 'soon'], /--debounce: /],
+        [
+          ['jobs', 'enqueue', 'emails', '{}', '--key', 'k', '--on-conflict', 'merge'],
+          /--on-conflict: /,
+        ],
       ];
       for (const [args, message] of cases) {
         const answer = await run([...args, ...db]);

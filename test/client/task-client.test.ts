@@ -60,4 +60,28 @@ describe('task client', () => {
         await server.close();
       }
     }));
+
+  it('passes onConflict and debounce, and answers whether the create replaced the pending task', () =>
+    withSchema('task client replace', async (schema) => {
+      const lh = Leasehold.fromEngine(await schema.engine());
+      const server = await startServer({ lh, port: 0 });
+      try {
+        const client = new TaskClient({ baseUrl: server.url });
+        const first = await client.create({ n: 1 }, { key: 'k', debounce: '1m' });
+        assert.equal(first.replaced, false);
+        const second = await client.create({ n: 2 }, { key: 'k', onConflict: 'replace' });
+        assert.deepEqual(
+          [second.id, second.replaced, second.task_data],
+          [first.id, true, { n: 2 }],
+        );
+        const kept = await client.create({ n: 3 }, { key: 'k', onConflict: 'keep' });
+        assert.deepEqual([kept.id, kept.replaced, kept.task_data], [first.id, false, { n: 2 }]);
+        await assert.rejects(
+          client.create({ n: 4 }, { debounce: '1s' }),
+          (e: unknown) => isLeaseholdError(e, 'invalid_argument') && /^debounce: /.test(e.message),
+        );
+      } finally {
+        await server.close();
+      }
+    }));
 });

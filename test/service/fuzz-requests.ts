@@ -77,6 +77,7 @@ const VALID_BODIES: Record<string, Record<string, unknown>> = {
     partition_key: 'p1',
     priority: 0,
     max_attempts: 3,
+    on_conflict: 'replace',
   },
   'POST /api/tasks/next': { processor: 'w1', lease_seconds: 30 },
   'PUT /api/tasks/:id/heartbeat': { processor: 'w1', token: 1, lease_seconds: 30 },

@@ -90,6 +90,55 @@ describe('task routes', () => {
       }
     }));
 
+  it('replaces or debounces the live task of a key when on_conflict or debounce asks (200, replaced true), and refuses bad ones with 400 naming the field', () =>
+    withApp('tasks replace', async (app) => {
+      const first = await create(app, { task_data: { n: 1 }, key: 'k', debounce: '1m' });
+      const kept = await call(app, 'POST', '/api/tasks', { task_data: { n: 2 }, key: 'k' });
+      assert.equal(kept.status, 200);
+      assert.deepEqual([kept.body.replaced, task(kept.body).task_data], [false, { n: 1 }]);
+      const replaced = await call(app, 'POST', '/api/tasks', {
+        task_data: { n: 3 },
+        key: 'k',
+        on_conflict: 'replace',
+      });
+      assert.equal(replaced.status, 200, replaced.text);
+      assert.equal(replaced.body.replaced, true);
+      assert.equal(task(replaced.body).id, first.id);
+      assert.deepEqual(task(replaced.body).task_data, { n: 3 });
+      assert.ok(Date.parse(task(replaced.body).scheduled_at) < Date.parse(first.scheduled_at));
+      const debounced = await call(app, 'POST', '/api/tasks', {
+        task_data: { n: 4 },
+        key: 'k',
+        debounce: 60_000,
+      });
+      assert.deepEqual([debounced.status, debounced.body.replaced], [200, true]);
+      assert.equal(task(debounced.body).id, first.id);
+
+      for (const [body, field] of [
+        [{ task_data: {}, debounce: '1s' }, 'debounce'],
+        [{ task_data: {}, key: 'k', debounce: 'soon' }, 'debounce'],
+        [
+          { task_data: {}, key: 'k', debounce: '1s', scheduled_at: '2030-01-01T00:00:00Z' },
+          'debounce',
+        ],
+        [{ task_data: {}, on_conflict: 'replace' }, 'on_conflict'],
+        [{ task_data: {}, key: 'k', debounce: '1s', on_conflict: 'keep' }, 'on_conflict'],
+      ] as const) {
+        const refused = await call(app, 'POST', '/api/tasks', body);
+        assert.equal(refused.status, 400, JSON.stringify(body));
+        assert.equal(refused.body.error?.code, 'invalid_argument');
+        assert.match(refused.body.error?.message ?? '', new RegExp(`^${field}: `), refused.text);
+      }
+      const unknown = await call(app, 'POST', '/api/tasks', {
+        task_data: {},
+        key: 'k',
+        on_conflict: 'merge',
+      });
+      assert.deepEqual([unknown.status, unknown.body.error?.code], [400, 'invalid_argument']);
+      const stored = await call(app, 'GET', `/api/tasks/${first.id}`);
+      assert.deepEqual(task(stored.body).task_data, { n: 4 }, 'the refusals changed nothing');
+    }));
+
   it('lists all, processed and started tasks, with paging', () =>
     withApp('tasks lists', async (app) => {
       const a = await create(app, { task_data: { n: 'a' } });

@@ -50,11 +50,25 @@ export function registerJobs(program: Command, ctx: CliContext): void {
       `attempts before dead letter (default ${QUEUE_LIMITS.maxAttemptsDefault}, the library's)`,
       parseIntegerOption('--max-attempts', 1, QUEUE_LIMITS.maxAttemptsMax),
     )
+    .option(
+      '--on-conflict <mode>',
+      "with --key, when a job with that key is live: 'keep' (default) or 'replace' it while pending",
+    )
+    .option(
+      '--debounce <duration>',
+      "with --key: run once, this long after the last enqueue with that key (e.g. '5s')",
+    )
     .action(
       (
         queue: string,
         payload: string,
-        o: Common & { key?: string; partitionKey?: string; maxAttempts?: number },
+        o: Common & {
+          key?: string;
+          partitionKey?: string;
+          maxAttempts?: number;
+          onConflict?: string;
+          debounce?: string;
+        },
       ) => {
         // Everything is checked before connecting: bad input never touches the database.
         let parsed: unknown;
@@ -73,12 +87,21 @@ export function registerJobs(program: Command, ctx: CliContext): void {
           ...(o.key === undefined ? {} : { key: o.key }),
           ...(o.partitionKey === undefined ? {} : { partitionKey: o.partitionKey }),
           ...(o.maxAttempts === undefined ? {} : { maxAttempts: o.maxAttempts }),
+          // Checked by the library, whose error names the option (OPTION_NAMES).
+          ...(o.onConflict === undefined
+            ? {}
+            : { onConflict: o.onConflict as EnqueueOptions['onConflict'] }),
+          ...(o.debounce === undefined ? {} : { debounce: o.debounce }),
         };
         // The library's one validator (and defaults: maxAttempts 10, decision 0231), before
         // connecting; lh.queue().enqueue checks the same again.
         inOptionNames(() => toJobSpec(queue, parsed, options));
         return withLeasehold(o, async (lh) => {
-          const { created: _created, ...job } = await lh.queue(queue).enqueue(parsed, options);
+          const {
+            created: _c,
+            replaced: _r,
+            ...job
+          } = await lh.queue(queue).enqueue(parsed, options);
           printObject(ctx.out, job, o.json ?? false);
         });
       },
@@ -132,6 +155,8 @@ const OPTION_NAMES: Readonly<Record<string, string>> = {
   key: '--key',
   partitionKey: '--partition-key',
   maxAttempts: '--max-attempts',
+  onConflict: '--on-conflict',
+  debounce: '--debounce',
 };
 
 /** Runs a check whose invalid_argument names the command's option (--key), not the library's. */

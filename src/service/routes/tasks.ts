@@ -23,6 +23,7 @@ import { ErrorResponse, IdParams } from '../schemas/common.js';
 import {
   CompleteBody,
   CreateTaskBody,
+  CreatedTaskSchema,
   FailBody,
   HeartbeatAnswer,
   HeartbeatBody,
@@ -73,9 +74,10 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     config: { scope: 'write' },
     schema: {
       tags: ['tasks'],
-      summary: 'Create a task (201), or get the live task with the same key (200).',
+      summary:
+        'Create a task (201), or get the live task with the same key (200), replaced when on_conflict or debounce asks.',
       body: CreateTaskBody,
-      response: { 200: TaskSchema, 201: TaskSchema, ...errors },
+      response: { 200: CreatedTaskSchema, 201: CreatedTaskSchema, ...errors },
     },
     handler: async (request, reply) => {
       const b = request.body;
@@ -87,13 +89,16 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
         ...(b.priority === undefined ? {} : { priority: b.priority }),
         ...(b.scheduled_at ? { runAt: new Date(b.scheduled_at) } : {}),
         ...(b.max_attempts === undefined ? {} : { maxAttempts: b.max_attempts }),
+        ...(b.on_conflict === undefined ? {} : { onConflict: b.on_conflict }),
+        ...(b.debounce === undefined ? {} : { debounce: b.debounce }),
       };
-      const { created, ...job } = await tasks
+      const { created, replaced, ...job } = await tasks
         .enqueue(b.task_data, options)
         .catch((error: unknown) => Promise.reject(inTaskFieldNames(error)));
       const task = taskJson(job);
       if (created) events.emit('task:created', task);
-      return reply.code(created ? 201 : 200).send(task);
+      if (replaced) events.emit('task:replaced', task);
+      return reply.code(created ? 201 : 200).send({ ...task, replaced });
     },
   });
 
@@ -331,6 +336,7 @@ const TASK_FIELDS: Readonly<Record<string, string>> = {
   partitionKey: 'partition_key',
   maxAttempts: 'max_attempts',
   runAt: 'scheduled_at',
+  onConflict: 'on_conflict',
 };
 
 /** An enqueue's invalid_argument naming the task API's field (task_data, not payload). */

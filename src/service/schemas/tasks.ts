@@ -36,9 +36,29 @@ export const CreateTaskBody = Type.Object(
     partition_key: Type.Optional(Name('Tasks with one partition key run one at a time, in order.')),
     priority: Type.Optional(Type.Integer({ minimum: -1000, maximum: 1000 })),
     max_attempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    on_conflict: Type.Optional(
+      Type.Union([Type.Literal('keep'), Type.Literal('replace')], {
+        description:
+          "With `key`, when a task with that key is live: 'keep' (default) answers it unchanged, 'replace' overwrites it while it is pending (answered 200 with replaced true); a running task is never changed.",
+      }),
+    ),
+    debounce: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1 }), Type.String({ minLength: 1, maxLength: 32 })], {
+        description:
+          "With `key`: run once, this long after the last create with that key (milliseconds, or a duration such as '5s'); each create replaces the pending task. Not with scheduled_at.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
+
+/** What a create answers: the task, and whether the create overwrote a pending one. */
+export const CreatedTaskSchema = Type.Object({
+  ...TaskSchema.properties,
+  replaced: Type.Boolean({
+    description: 'True when on_conflict replace (or debounce) overwrote the pending task.',
+  }),
+});
 
 export const NextBody = Type.Object(
   {
