@@ -201,6 +201,37 @@ export function enqueueConflictEngineCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
+      'never loses a debounce racing a claim on another connection: the last payload is pending under the key',
+      async ({ engine, peer }) => {
+        const other = await peer();
+        for (let round = 0; round < 8; round++) {
+          const key = `race${round}`;
+          await engine.jobEnqueue({ jobs: [spec({ key, payload: 'first' })] });
+          const [[outcome], claimed] = await Promise.all([
+            engine.jobEnqueue({ jobs: [{ ...debounce('last', 1_000), key }] }),
+            other.jobClaimBatch({ queues: ['q'], workerId: 'w', limit: 1, leaseTtlMs: TTL }),
+          ]);
+          // Either the claim came first (one more run, created) or the debounce did (replaced).
+          assert.deepEqual(flags(outcome!), claimed.length === 1 ? [true, false] : [false, true]);
+          const live = (await engine.jobList({ queue: 'q', limit: 100, offset: 0 })).filter(
+            (j) => j.key === key,
+          );
+          assert.deepEqual(
+            live.map((j) => [j.status, j.payload]),
+            [['pending', 'last']],
+          );
+          if (claimed[0]) {
+            await other.jobComplete({
+              workerId: 'w',
+              jobs: [{ id: claimed[0].id, generation: claimed[0].generation }],
+            });
+          }
+        }
+      },
+    );
+
+    conformanceCase(
+      h,
       'announces a replaced job that becomes claimable now, not one whose run is pushed out',
       async ({ engine }) => {
         await engine.jobEnqueue({ jobs: [spec({ delayMs: 60_000 })] });
