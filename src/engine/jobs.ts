@@ -117,6 +117,14 @@ export interface EnqueueOutcome {
   readonly replaced: boolean;
 }
 
+/**
+ * A claim's answer: the jobs taken, and whether any of the claim's queues has flow-control
+ * settings (`limited`). A limited queue's room is counted from the jobs the database sees
+ * processing, so a worker claiming for it counts its outcomes not yet written as still running
+ * (Producer): claiming before they are written would only come back short.
+ */
+export type ClaimedJobs = Job[] & { readonly limited?: boolean };
+
 export interface JobClaimParams {
   queues: readonly string[];
   workerId: string;
@@ -212,7 +220,7 @@ export interface JobOperations {
   /** Inserts the jobs (one statement), or returns the live job of a duplicate key. In order. */
   jobEnqueue(params: JobEnqueueParams): Promise<EnqueueOutcome[]>;
   /** Claims up to `limit` claimable jobs with SKIP LOCKED; bumps generation and attempts. */
-  jobClaimBatch(params: JobClaimParams): Promise<Job[]>;
+  jobClaimBatch(params: JobClaimParams): Promise<ClaimedJobs>;
   /** Extends the leases the worker still owns; a job left out of the answer is lost. */
   jobRenewLeases(params: JobRenewParams): Promise<JobRenewed[]>;
   /** Completes the jobs the worker still owns; returns the ids accepted. */

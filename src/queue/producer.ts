@@ -17,7 +17,7 @@ import { backoffDelay, jitter } from '../core/backoff.js';
 import type { Clock, Timer } from '../core/clock.js';
 import type { Job } from '../core/types.js';
 import type { Engine } from '../engine/engine.js';
-import { JOBS_TOPIC } from '../engine/jobs.js';
+import { JOBS_TOPIC, type ClaimedJobs } from '../engine/jobs.js';
 import type { Subscription } from '../engine/notifications.js';
 
 export interface ProducerOptions {
@@ -36,6 +36,11 @@ export interface ProducerOptions {
   /** Listen for notifications (default true when the engine has them). */
   notifications: boolean;
   freeSlots: () => number;
+  /**
+   * Jobs whose handlers are done and whose outcomes are not yet written: free slots to the
+   * worker, still processing to the database.
+   */
+  unwritten: () => number;
   /** Called with each claimed job and the monotonic time its claim was sent. */
   dispatch: (job: Job, claimSentAt: number) => void;
   onError: (error: unknown) => void;
@@ -62,6 +67,12 @@ export class Producer {
   /** Claims sent and not yet returned, and the slots they may fill. */
   private readonly claims = new Set<Promise<void>>();
   private reservedSlots = 0;
+  /**
+   * The last claim's queues have flow-control settings: their room is what the database sees
+   * processing, so slots whose outcomes are still unwritten are not counted free (a claim for
+   * them would come back short and leave the worker waiting for a notification).
+   */
+  private limited = false;
   private subscription: Subscription | undefined;
 
   /** Free slots worth a claim without waiting out the cooldown, given a backlog. */
@@ -115,14 +126,18 @@ export class Producer {
     this.wake?.();
   }
 
-  /** A slot became free: the loop looks again (and claims at once if work seems likely). */
+  /**
+   * A slot became free, or a finished job's outcome was written: the loop looks again (and
+   * claims at once if work seems likely).
+   */
   slotFreed(): void {
     this.wake?.();
   }
 
   private async loop(): Promise<void> {
     while (this.running) {
-      const free = this.o.freeSlots() - this.reservedSlots;
+      const free =
+        this.o.freeSlots() - this.reservedSlots - (this.limited ? this.o.unwritten() : 0);
       // A claim's return or a finishing job wakes us.
       if (free <= 0 || this.claims.size >= CLAIMS_IN_FLIGHT) {
         await this.sleep(undefined);
@@ -168,7 +183,7 @@ export class Producer {
     this.lastClaimAt = sentAt;
     this.nextPollAt = sentAt + jitter(this.o.pollIntervalMs, 0.1);
     this.reservedSlots += limit;
-    let jobs: Job[];
+    let jobs: ClaimedJobs;
     try {
       jobs = await this.o.engine.jobClaimBatch({
         queues: this.o.queues,
@@ -191,6 +206,7 @@ export class Producer {
     // A full batch says more is waiting; a stop during the claim still hands the jobs to the
     // executor, which runs them (a drain finishes or hands back what it holds).
     this.backlog = jobs.length === limit;
+    this.limited = jobs.limited === true;
     if (this.backlog) this.workLikely = true;
     for (const job of jobs) this.o.dispatch(job, sentAt);
   }

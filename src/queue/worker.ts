@@ -78,6 +78,8 @@ export class Worker {
   private active = 0;
   /** Handlers failed at their timeout that have not settled yet. */
   private abandonedHandlers = 0;
+  /** Runs whose handlers are done and whose outcomes are being written (Producer's `unwritten`). */
+  private unwritten = 0;
   private status: WorkerState = 'idle';
   private readonly idleWaiters = new Set<() => void>();
   private readonly producer: Producer;
@@ -122,6 +124,7 @@ export class Worker {
       slots: this.o.concurrency,
       notifications: this.o.notifications,
       freeSlots: () => this.o.concurrency - this.active,
+      unwritten: () => this.unwritten,
       dispatch: (job, sentAt) => this.dispatch(job, sentAt),
       onError: onError('claim'),
     });
@@ -270,7 +273,13 @@ export class Worker {
     this.freeSlot();
     if (run.state === 'done') return; // handed back by a drain while the handler ran
     run.state = 'flushing';
-    await this.settle(run, ok, ok ? result : failure);
+    this.unwritten++;
+    try {
+      await this.settle(run, ok, ok ? result : failure);
+    } finally {
+      this.unwritten--;
+      this.producer.slotFreed();
+    }
   }
 
   /**

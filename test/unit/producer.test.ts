@@ -40,7 +40,12 @@ function start(
   clock: ManualClock,
   slots: { active: number },
   jobs: Job[],
-  options: { notifications?: boolean; pollIntervalMs?: number; cooldownMs?: number } = {},
+  options: {
+    notifications?: boolean;
+    pollIntervalMs?: number;
+    cooldownMs?: number;
+    unwritten?: () => number;
+  } = {},
 ) {
   const producer = new Producer({
     engine,
@@ -54,6 +59,7 @@ function start(
     slots: CONCURRENCY,
     notifications: options.notifications ?? false,
     freeSlots: () => CONCURRENCY - slots.active,
+    unwritten: options.unwritten ?? (() => 0),
     dispatch: (job) => {
       slots.active++;
       jobs.push(job);
@@ -66,6 +72,45 @@ function start(
 const limits = (held: { limit: number }[]): number[] => held.map((c) => c.limit);
 
 describe('Producer', () => {
+  // A limited queue's room is what the database sees processing: a claim for slots whose
+  // outcomes are still being written would come back short (and the worker would then wait for
+  // a notification). Seen failing without the rule: a claim for 10 went out at once.
+  it('on a limited queue, claims for a finished job slot only once its outcome is written', async () => {
+    const engine = new MemoryEngine();
+    await engine.queueConfigure({ queue: 'q', change: { concurrency: 100 } });
+    await engine.jobEnqueue({
+      jobs: Array.from({ length: 100 }, (_, i) => ({ queue: 'q', payload: { i }, maxAttempts: 3 })),
+    });
+    const clock = new ManualClock();
+    const { wrapped, held } = heldClaims(engine);
+    const slots = { active: 0 };
+    const unwritten = { n: 0 };
+    const jobs: Job[] = [];
+    const producer = start(wrapped, clock, slots, jobs, { unwritten: () => unwritten.n });
+    await producer.start();
+    try {
+      // Fill every slot: the answers say the queue is limited.
+      while (jobs.length < CONCURRENCY) {
+        await waitFor('a claim', () => held.length > 0);
+        held[0]!.release();
+        await clock.advance(1);
+      }
+      await waitFor('35 jobs dispatched', () => jobs.length === CONCURRENCY && held.length === 0);
+      slots.active -= 10; // ten handlers return; their outcomes are being written
+      unwritten.n = 10;
+      producer.slotFreed();
+      await clock.advance(100);
+      assert.equal(held.length, 0, 'no claim while the outcomes are unwritten');
+      unwritten.n = 0; // written
+      producer.slotFreed();
+      await waitFor('a claim for the written slots', () => held.length === 1);
+      assert.deepEqual(limits(held), [MAX_BATCH]);
+    } finally {
+      for (const claim of [...held]) claim.release();
+      await producer.stop();
+    }
+  });
+
   it('keeps two claims out while a backlog lasts, and never asks for more jobs than free slots', async () => {
     const engine = new MemoryEngine();
     await engine.jobEnqueue({

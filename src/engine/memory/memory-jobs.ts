@@ -29,6 +29,7 @@ import {
   type JobRecord,
 } from './memory-job-record.js';
 import type {
+  ClaimedJobs,
   EnqueueOutcome,
   JobClaimParams,
   JobCompleteParams,
@@ -102,7 +103,7 @@ export class MemoryJobs implements JobOperations {
     return { job: view(record), created: true, replaced: false };
   }
 
-  async jobClaimBatch(p: JobClaimParams): Promise<Job[]> {
+  async jobClaimBatch(p: JobClaimParams): Promise<ClaimedJobs> {
     const now = this.now();
     const leaseExpiresAt = new Date(now.getTime() + p.leaseTtlMs);
     const queues = new Set(p.queues);
@@ -126,7 +127,8 @@ export class MemoryJobs implements JobOperations {
       const state = this.queues.state(r.queue);
       if (state?.settings.rate) state.starts.push(now.getTime());
     }
-    return taken.map((r) => {
+    const limited = [...queues].some((queue) => this.queues.state(queue) !== undefined);
+    const jobs = taken.map((r) => {
       Object.assign(r, {
         status: 'processing',
         attempts: r.attempts + 1,
@@ -138,6 +140,7 @@ export class MemoryJobs implements JobOperations {
       });
       return view(r);
     });
+    return limited ? Object.assign(jobs, { limited: true }) : jobs;
   }
 
   /** The facts about job `id` that explain.ts needs from this family (MemoryQueues.jobExplain). */

@@ -1,27 +1,28 @@
 /**
- * The flow-control fragments of the claim statement (claim-queries.ts, JobClaimLimited; decision
- * 0239). A claim reads each of its queues' settings row (absent: the defaults), works out how
- * many jobs each queue may start now (`room`), and hands every job it takes the slots that
- * make the limits exact whatever the races between claimers:
+ * The flow-control fragments of the claim statement (claim-queries.ts, JobClaimLimited;
+ * decisions 0239 and 0253). A claim reads each of its queues' settings row (absent: the
+ * defaults), works out how many jobs each queue may start now (`room`), and takes at most that.
+ *
+ * Exactness: claims of a limited queue are serialised. JobClaimLock takes the queues' settings
+ * rows FOR UPDATE in a statement of its own, in the claim's transaction, so the claim statement
+ * that follows has a snapshot taken after every earlier claim of those queues committed: what
+ * it counts processing is what is processing (completions only ever make the count smaller).
  *
  * - paused: room 0. A claim that began before the pause committed may still start its jobs
  *   (the change is in force from the next claim cycle, as for every setting).
- * - concurrency N: room is N minus the queue's processing jobs that hold a slot, and each job
- *   taken gets a free slot in 0..N-1. `jobs_queue_slot` (unique among processing jobs) refuses a
- *   slot two racing claimers both chose (23505); the claim then runs again on a new snapshot.
- * - perKeyConcurrency: `key_slot` 0 for the default of one per key, a free one of 0..N-1 for N,
- *   -id without a cap. `jobs_partition_processing` is unique on (queue, partition_key,
- *   key_slot), so the same race is refused the same way.
+ * - concurrency N: room is N minus the queue's processing jobs that count against it (`slot`).
+ * - perKeyConcurrency N: a keyed job may start when its key's older unfinished jobs and younger
+ *   processing jobs number fewer than N (PARTITION_ROOM); the default of one per key is also
+ *   held by the unique index `jobs_partition_processing` (key_slot 0).
  * - rate { limit, per }, a sliding window: a job may start at t only if fewer than `limit` jobs
  *   of the queue started in (t - per, t]. The claim appends its instants to `queues.starts`
- *   (which keeps two windows' worth) and its instant to `rate_claim_at`; that UPDATE runs on
- *   the row's newest version even when the claim's snapshot is older, and the CHECK
- *   `queues_rate_exact` (migration 11) refuses it (23514) if a window of `per` holding the
- *   claim's instant would hold more than the limit, or if the instant is so much older than the
- *   newest start that starts it needed may have been pruned.
+ *   (which keeps two windows' worth) and its instant to `rate_claim_at`; the CHECK
+ *   `queues_rate_exact` (migration 11) refuses (23514) a window of `per` holding the claim's
+ *   instant with more than the limit, or an instant so much older than the newest start that
+ *   starts it needed may have been pruned (claims with clocks out of order).
  *
- * Processing jobs whose lease expired keep their slots until the rescuer hands them back: a
- * limit never counts fewer jobs than the valid holders, only, for a while, a few more.
+ * Processing jobs whose lease expired still count until the rescuer hands them back: a limit
+ * never counts fewer jobs than the valid holders, only, for a while, a few more.
  */
 import { MS } from './sql-units.js';
 
@@ -36,8 +37,6 @@ export const CLAIM_LIMITS = (s: string): string => `settings AS (
           CASE WHEN st.name IS NULL THEN 1 ELSE st.per_key_concurrency END AS per_key,
           coalesce(st.fairness, 'oldest') AS fairness,
           st.concurrency,
-          -- Where this claim starts looking for free slots, of the queue's and of each key's.
-          floor(random() * 1000000)::integer AS slot_offset,
           CASE WHEN st.paused THEN 0 ELSE greatest(0, least(
             (SELECT $3::integer),
             CASE WHEN st.concurrency IS NOT NULL THEN st.concurrency - (
@@ -124,61 +123,23 @@ export const FAIR_RANKS = (s: string): string => `SELECT f.id, row_number() OVER
               AND f.available_at <= (SELECT now FROM clock)`;
 
 /**
- * CTEs `numbered`, `free_slots`, `free_key_slots` and `assigned` (id, slot, key_slot): the jobs
- * of `picked` that got every slot they need, and those slots. A picked job left without one
- * (possible only with perKeyConcurrency above 1) is not claimed; its row lock ends at commit.
+ * CTE `assigned` (id, slot, key_slot): the jobs of `picked`, with what they write in the two
+ * unique indexes over processing jobs. Claims of a limited queue run one at a time on a fresh
+ * snapshot (JobClaimLock), so the counts in `limits` and PARTITION_ROOM are exact without
+ * numbered slots (decision 0253 replaced those of 0239):
+ * - `slot` marks a job that counts against its queue's concurrency: -id (unique, so never a
+ *   conflict in `jobs_queue_slot`) when the queue has a cap, NULL otherwise. The count in
+ *   `limits` reads it through that index, and a finishing job that held one wakes its queue's
+ *   workers (job-queries.ts, SLOT_FREED): room opened.
+ * - `key_slot` is 0 where one job per key is the rule (the default, and perKeyConcurrency 1):
+ *   `jobs_partition_processing` then refuses a second processing job of a key whatever path
+ *   claimed it; -id otherwise.
  */
-export const CLAIM_SLOTS = (s: string): string => `numbered AS (
-        SELECT p.id, p.queue, p.partition_key,
-          row_number() OVER (PARTITION BY p.queue ORDER BY p.priority DESC, p.available_at, p.id) AS qn,
-          row_number() OVER (PARTITION BY p.queue, p.partition_key ORDER BY p.id) AS kn
+export const CLAIM_ASSIGNED = `assigned AS (
+        SELECT p.id, CASE WHEN w.concurrency IS NOT NULL THEN -p.id END AS slot,
+          CASE WHEN p.partition_key IS NULL OR w.per_key = 1 THEN 0 ELSE -p.id END AS key_slot
         FROM picked p
-      ),
-      free_slots AS (
-        -- Only the first \`room\` free slots can be used. Each claim walks the slots from a
-        -- starting point of its own (random), so that two claims at the same moment, even two
-        -- of one worker, mostly take different slots instead of both the lowest free ones.
-        SELECT x.queue, x.slot, x.n FROM (
-          SELECT w.queue, g.slot, w.room, row_number() OVER (PARTITION BY w.queue
-              ORDER BY (g.slot + w.slot_offset) % w.concurrency) AS n
-          FROM limits w
-          CROSS JOIN LATERAL generate_series(0, w.concurrency - 1) AS g(slot)
-          WHERE w.concurrency IS NOT NULL AND w.room > 0
-            AND NOT EXISTS (SELECT 1 FROM ${s}.jobs u
-              WHERE u.queue = w.queue AND u.slot = g.slot AND u.status = 'processing')
-        ) x
-        WHERE x.n <= x.room
-      ),
-      free_key_slots AS (
-        SELECT f.queue, f.partition_key, f.key_slot,
-          row_number() OVER (PARTITION BY f.queue, f.partition_key
-            ORDER BY (f.key_slot + f.slot_offset) % f.per_key) AS n
-        FROM (
-          SELECT k.queue, k.partition_key, g.key_slot, k.per_key, k.slot_offset
-          FROM (SELECT DISTINCT n.queue, n.partition_key, w.per_key, w.slot_offset
-                FROM numbered n JOIN limits w ON w.queue = n.queue
-                WHERE n.partition_key IS NOT NULL AND w.per_key > 1) k
-          CROSS JOIN LATERAL generate_series(0, k.per_key - 1) AS g(key_slot)
-          WHERE NOT EXISTS (SELECT 1 FROM ${s}.jobs u
-            WHERE u.queue = k.queue AND u.partition_key = k.partition_key
-              AND u.key_slot = g.key_slot AND u.status = 'processing')
-        ) f
-      ),
-      assigned AS (
-        SELECT n.id, fs.slot,
-          CASE WHEN n.partition_key IS NULL OR w.per_key = 1 THEN 0
-               WHEN w.per_key IS NULL THEN -n.id
-               ELSE fk.key_slot END AS key_slot
-        FROM numbered n
-        JOIN limits w ON w.queue = n.queue
-        LEFT JOIN free_slots fs
-          ON w.concurrency IS NOT NULL AND fs.queue = n.queue AND fs.n = n.qn
-        LEFT JOIN free_key_slots fk
-          ON w.per_key > 1 AND fk.queue = n.queue AND fk.partition_key = n.partition_key
-            AND fk.n = n.kn
-        WHERE (w.concurrency IS NULL OR fs.slot IS NOT NULL)
-          AND (n.partition_key IS NULL OR w.per_key IS NULL OR w.per_key = 1
-               OR fk.key_slot IS NOT NULL)
+        JOIN limits w ON w.queue = p.queue
       )`;
 
 /**

@@ -4,13 +4,14 @@
  * PostgresJobs chooses between them; both take the same parameters and answer the claimed jobs
  * followed by one column saying whether any of the claim's queues has settings.
  */
+import pg from 'pg';
 import { DURABLE_CLOCK } from './durable-commit.js';
 import {
   BUSY_KEYS,
   BUSY_KEYS_LIMITED,
   CLAIM_LIMITS,
   NOT_BUSY,
-  CLAIM_SLOTS,
+  CLAIM_ASSIGNED,
   FAIR_RANKS,
   PARTITION_HEAD,
   PARTITION_ROOM,
@@ -49,6 +50,26 @@ const CLAIM_SET = `status = 'processing', claimed_by = $2, claimed_at = clock.no
 const CLAIM_RETURNING = JOB_COLUMNS.map((c) =>
   KNOWN_TO_CLAIMER.has(c) ? `NULL AS ${c}` : `j.${c}`,
 ).join(', ');
+
+/**
+ * How long a limited claim's transaction may sit idle between its statements. Normally a round
+ * trip; a claimer stopped there (a paused process) holds its queues' lock, and every other
+ * claimer of those queues waits until the server ends its session after this long.
+ */
+export const CLAIM_LOCK_IDLE_MS = 2_000;
+
+/**
+ * What opens a limited claim's transaction (decision 0253), in one round trip: BEGIN, the idle
+ * limit, and the claim's queues' settings rows locked FOR UPDATE in name order (two claimers of
+ * overlapping lists take them in the same order, so they cannot deadlock). Limited claims of a
+ * queue therefore run one at a time, each on a snapshot taken after the one before committed.
+ * Simple-protocol text, so the names are inlined as escaped literals.
+ */
+export function claimLockBegin(s: string, queues: readonly string[]): string {
+  const names = queues.map((q) => pg.escapeLiteral(q)).join(', ');
+  return `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${CLAIM_LOCK_IDLE_MS};
+    SELECT 1 FROM ${s}.queues WHERE name IN (${names}) ORDER BY name FOR UPDATE`;
+}
 
 export function claimQueries(s: string): ClaimQueries {
   return {
@@ -154,7 +175,7 @@ ${PARTITION_HEAD(s)}))
         ORDER BY priority DESC, available_at, id
         LIMIT (SELECT $3::integer)
       ),
-      ${CLAIM_SLOTS(s)},
+      ${CLAIM_ASSIGNED},
       claimed AS (
         UPDATE ${s}.jobs j SET
           ${CLAIM_SET},

@@ -112,8 +112,43 @@ export class PgContext {
     }
   }
 
-  /** Runs `fn` in a transaction on one pooled client (BEGIN … COMMIT, ROLLBACK on error). */
-  async transaction<T>(name: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * `queryValues` in a transaction opened by `begin`: simple-protocol text with no parameters
+   * (BEGIN and whatever must precede the statement, all in one round trip). The statement's
+   * snapshot is taken once `begin` returns, so it sees whatever committed while `begin` waited
+   * (for a row lock it takes, say).
+   */
+  async queryValuesInTransaction(
+    begin: string,
+    name: string,
+    text: string,
+    values: unknown[],
+  ): Promise<unknown[][]> {
+    return this.transaction(
+      name,
+      async (client) => {
+        const result = await client.query({
+          ...(this.statementPrefix ? { name: this.statementPrefix + name } : {}),
+          text,
+          values,
+          types: QUERY_TYPES,
+          rowMode: 'array',
+        });
+        return result.rows as unknown[][];
+      },
+      begin,
+    );
+  }
+
+  /**
+   * Runs `fn` in a transaction on one pooled client (`begin`, usually BEGIN, … COMMIT; ROLLBACK
+   * on error).
+   */
+  async transaction<T>(
+    name: string,
+    fn: (client: pg.PoolClient) => Promise<T>,
+    begin = 'BEGIN',
+  ): Promise<T> {
     this.assertOpen();
     let client: pg.PoolClient;
     try {
@@ -122,7 +157,7 @@ export class PgContext {
       throw mapPgError(error, name);
     }
     try {
-      await client.query('BEGIN');
+      await client.query(begin);
       const result = await fn(client);
       await client.query('COMMIT');
       client.release();

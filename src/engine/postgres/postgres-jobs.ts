@@ -7,6 +7,7 @@
 import { ConflictError, LeaseholdError } from '../../core/errors.js';
 import type { Job } from '../../core/types.js';
 import type {
+  ClaimedJobs,
   EnqueueOutcome,
   JobClaimParams,
   JobCompleteParams,
@@ -24,7 +25,7 @@ import type {
   JobRescueResult,
 } from '../jobs.js';
 import type { PgContext } from './context.js';
-import { claimQueries, type ClaimQueries } from './claim-queries.js';
+import { claimLockBegin, claimQueries, type ClaimQueries } from './claim-queries.js';
 import { JOB_COLUMNS, jobQueries, type JobQueries } from './job-queries.js';
 import { mapClaimedValues, mapJob, type JobRow } from './job-rows.js';
 import { PostgresEnqueue } from './postgres-enqueue.js';
@@ -35,11 +36,12 @@ import { withEpoch } from './epoch.js';
 const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
 
 /**
- * How often a claim runs: again after losing a race for a slot (lostClaimRace), and once more
- * when the plain claim found settings. A partition race needs a job to turn live during the
- * claim itself; a slot or rate race needs two claimers of one limited queue at the same
- * moment. Either way a new run, on a fresh snapshot, practically always succeeds; past the
- * limit the claim takes nothing (the worker looks again on its next wake-up).
+ * How often a claim runs: again after losing a race (lostClaimRace), and once more when the
+ * plain claim found settings. A partition race needs a job to turn live during the claim
+ * itself; a rate refusal, claimers whose clocks disagree. Limited claims of one queue do not
+ * race each other: they run one at a time (JobClaimLock). Either way a new run, on a fresh
+ * snapshot, practically always succeeds; past the limit the claim takes nothing (the worker
+ * looks again on its next wake-up).
  */
 const CLAIM_RUNS = 4;
 
@@ -75,7 +77,7 @@ export class PostgresJobs implements JobOperations {
    * takes nothing when it finds settings (its own snapshot decides), and the claim runs again
    * limited at once. A limit is therefore in force from the first claim that sees it.
    */
-  async jobClaimBatch(p: JobClaimParams): Promise<Job[]> {
+  async jobClaimBatch(p: JobClaimParams): Promise<ClaimedJobs> {
     const queues = [...new Set(p.queues)];
     if (queues.length === 0 || p.limit <= 0) return this.nothing([]);
     const listKey = queues.join('\u0000');
@@ -83,14 +85,16 @@ export class PostgresJobs implements JobOperations {
     for (let run = 1; ; run++) {
       try {
         const name = limited ? 'JobClaimLimited' : 'JobClaimBatch';
+        const params = [queues, p.workerId, p.limit, p.leaseTtlMs, this.ctx.pinnedNow()];
         const rows = await withEpoch(this.ctx, name, () =>
-          this.ctx.queryValues(name, this.claims[name], [
-            queues,
-            p.workerId,
-            p.limit,
-            p.leaseTtlMs,
-            this.ctx.pinnedNow(),
-          ]),
+          limited
+            ? this.ctx.queryValuesInTransaction(
+                claimLockBegin(this.ctx.quotedSchema, queues),
+                name,
+                this.claims[name],
+                params,
+              )
+            : this.ctx.queryValues(name, this.claims[name], params),
         );
         // Every answer has at least one row (a claim that took nothing answers one empty row).
         const configured = rows[0]?.[CONFIGURED_AT] === true;
@@ -99,12 +103,13 @@ export class PostgresJobs implements JobOperations {
           limited = true;
           continue;
         }
-        return rows
+        const jobs = rows
           .filter((values) => values[0] !== null)
           .map((values) => mapClaimedValues(values, p.workerId));
+        return configured ? Object.assign(jobs, { limited: true }) : jobs;
       } catch (error) {
         if (!lostClaimRace(error)) throw error;
-        if (run >= CLAIM_RUNS) return [];
+        if (run >= CLAIM_RUNS) return Object.assign([], { limited: true });
       }
     }
   }
@@ -365,9 +370,9 @@ const CLAIM_RACE_GUARDS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The claim lost a race for a slot: the database refused a second processing job of one
- * partition slot or queue slot, or a rate window over its limit, or two such refusals
- * deadlocked. Each rolled the claim back entirely.
+ * The claim lost a race: the database refused a second processing job of one partition (or,
+ * from a claim of an older version, one queue slot), or a rate window over its limit, or two
+ * such refusals deadlocked. Each rolled the claim back entirely.
  */
 function lostClaimRace(error: unknown): boolean {
   const guard = violated(error);
