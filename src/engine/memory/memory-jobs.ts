@@ -29,6 +29,9 @@ import {
 } from './memory-job-record.js';
 import type {
   EnqueueOutcome,
+  JobBatchOutcome,
+  JobBatchParams,
+  JobMatch,
   JobClaimParams,
   JobCompleteParams,
   JobCount,
@@ -230,6 +233,63 @@ export class MemoryJobs implements JobOperations {
     return true;
   }
 
+  /** Newest first, so of several matching jobs sharing a key the newest takes it, as in SQL. */
+  async jobRetryMatching(p: JobBatchParams): Promise<JobBatchOutcome> {
+    const { batch, next } = this.matchingBatch(p);
+    const now = this.now();
+    let changed = 0;
+    for (const r of batch) {
+      if (isLive(r) || (r.key !== null && this.liveByKey(r.queue, r.key))) continue;
+      this.makePending(r, now, now);
+      Object.assign(r, { attempts: 0, result: null, finishedAt: null });
+      if (r.key !== null) this.liveKeys.set(dedupKey(r.queue, r.key), r.id);
+      changed++;
+    }
+    if (changed > 0) this.announce(new Set([p.match.queue]));
+    return { changed, next };
+  }
+
+  async jobCancelMatching(p: JobBatchParams): Promise<JobBatchOutcome> {
+    const { batch, next } = this.matchingBatch(p);
+    const now = this.now();
+    const woken = new Set<string>();
+    let changed = 0;
+    for (const r of batch) {
+      if (!isLive(r)) continue;
+      this.finish(r, 'cancelled', now, woken);
+      changed++;
+    }
+    this.announce(woken);
+    return { changed, next };
+  }
+
+  async jobDeleteMatching(p: JobBatchParams): Promise<JobBatchOutcome> {
+    const { batch, next } = this.matchingBatch(p);
+    const woken = new Set<string>();
+    let changed = 0;
+    for (const r of batch) {
+      if (r.status === 'processing') continue;
+      this.jobs.delete(r.id);
+      // A pending partition head leaving lets the next job of its partition run.
+      if (r.status === 'pending' && r.partitionKey !== null) woken.add(r.queue);
+      changed++;
+    }
+    this.announce(woken);
+    return { changed, next };
+  }
+
+  /** The `limit` newest jobs below `beforeId` that match, and where the next batch starts. */
+  private matchingBatch(p: JobBatchParams): { batch: JobRecord[]; next: number | null } {
+    const batch: JobRecord[] = [];
+    if (p.limit <= 0) return { batch, next: null };
+    const records = [...this.jobs.values()];
+    for (let i = records.length - 1; i >= 0 && batch.length < p.limit; i--) {
+      const r = records[i]!;
+      if ((p.beforeId === undefined || r.id < p.beforeId) && matches(r, p.match)) batch.push(r);
+    }
+    return { batch, next: batch.length < p.limit ? null : batch[batch.length - 1]!.id };
+  }
+
   async jobGet(p: { id: number }): Promise<Job | null> {
     const r = this.jobs.get(p.id);
     return r ? view(r) : null;
@@ -360,6 +420,19 @@ export class MemoryJobs implements JobOperations {
   private announce(queues: ReadonlySet<string>): void {
     for (const queue of queues) this.publish(JOBS_TOPIC, queue);
   }
+}
+
+function matches(r: JobRecord, m: JobMatch): boolean {
+  const created = r.createdAt.getTime();
+  return (
+    r.queue === m.queue &&
+    m.statuses.includes(r.status) &&
+    (m.type === undefined || r.type === m.type) &&
+    (m.key === undefined || r.key === m.key) &&
+    (m.partitionKey === undefined || r.partitionKey === m.partitionKey) &&
+    (m.createdSince === undefined || created >= m.createdSince.getTime()) &&
+    (m.createdBefore === undefined || created < m.createdBefore.getTime())
+  );
 }
 
 function refuseTransaction(tx: CallerTransaction | undefined): void {
