@@ -78,9 +78,11 @@ export function toJobMatch(queue: string, action: BulkAction, filter: unknown): 
   const match: JobMatch = { queue, statuses: statusesOf(action, f.status) };
   if (f.type !== undefined) match.type = requireName('type', f.type);
   if (f.key !== undefined) match.key = requireName('key', f.key);
-  if (f.partitionKey !== undefined) match.partitionKey = requireName('partitionKey', f.partitionKey);
+  if (f.partitionKey !== undefined)
+    match.partitionKey = requireName('partitionKey', f.partitionKey);
   if (f.createdSince !== undefined) match.createdSince = instant('createdSince', f.createdSince);
-  if (f.createdBefore !== undefined) match.createdBefore = instant('createdBefore', f.createdBefore);
+  if (f.createdBefore !== undefined)
+    match.createdBefore = instant('createdBefore', f.createdBefore);
   if (match.createdSince && match.createdBefore && match.createdSince >= match.createdBefore)
     throw new InvalidArgumentError('createdBefore', 'must be later than createdSince');
   return match;

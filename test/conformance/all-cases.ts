@@ -9,6 +9,7 @@ import { notificationEngineCases } from './engine/notifications.cases.js';
 import { queueSettingsEngineCases } from './engine/queue-settings.cases.js';
 import { semaphoreEngineCases } from './engine/semaphores.cases.js';
 import { workerEngineCases } from './engine/workers.cases.js';
+import { bulkOperationCases } from './toolkit/bulk-operations.cases.js';
 import { electionCases } from './toolkit/election.cases.js';
 import { fenceCases } from './toolkit/fence.cases.js';
 import { heldLeaseCases } from './toolkit/held-lease.cases.js';
@@ -42,4 +43,5 @@ export function defineAllCases(h: EngineHarness): void {
   jobTimeoutCases(h);
   pullConsumerCases(h);
   maintenanceCases(h);
+  bulkOperationCases(h);
 }

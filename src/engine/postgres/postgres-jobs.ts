@@ -276,7 +276,8 @@ export class PostgresJobs implements JobOperations {
     p: JobBatchParams,
     tail: unknown[],
   ): Promise<JobBatchOutcome> {
-    if (p.limit <= 0 || p.match.statuses.length === 0) return this.nothing({ changed: 0, next: null });
+    if (p.limit <= 0 || p.match.statuses.length === 0)
+      return this.nothing({ changed: 0, next: null });
     const m = p.match;
     const values = [
       m.queue,
