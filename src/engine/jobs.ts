@@ -15,9 +15,10 @@
  * - Batch operations are one statement per call (one round trip), whatever the batch size.
  * - Every time comparison uses the engine's clock (`coalesce($now, now())` on PostgreSQL).
  * - Operations over many jobs (jobRetryMatching, jobCancelMatching, jobDeleteMatching) change
- *   one bounded batch per call: the `limit` newest matching jobs below `beforeId`, locked in
- *   id order, each changed only if the operation applies to it now. The caller walks the
- *   batches downwards from the answer's `next` (decision 0250).
+ *   one bounded batch per call: the `limit` newest matching jobs among the jobs just below
+ *   `beforeId` (SCAN_FACTOR x `limit` of them at most), locked in id order, each changed only
+ *   if the operation applies to it now. The caller walks the batches downwards from the
+ *   answer's `next` (decision 0250).
  * - Enqueue, and every change that makes a job claimable now (retry with no delay, hand-back,
  *   rescue), notifies topic `jobs` with the queue name as payload: once per statement and
  *   queue, never per row.
@@ -203,11 +204,19 @@ export interface JobMatch {
   createdBefore?: Date;
 }
 
+/**
+ * A batch reads at most this many jobs (of any queue, newest first below `beforeId`) per job it
+ * may change: `limit` x SCAN_FACTOR. Its cost is bounded however sparse the matches are; a batch
+ * that found fewer than `limit` matching jobs in its scan still answers a `next` when the scan
+ * ran its full length.
+ */
+export const SCAN_FACTOR = 10;
+
 export interface JobBatchParams {
   match: JobMatch;
   /** Only jobs with a smaller id: the previous batch's `next`. Absent: from the newest job. */
   beforeId?: number;
-  /** At most this many jobs are examined, hence changed, by this call. */
+  /** At most this many jobs are changed by this call (and SCAN_FACTOR times as many read). */
   limit: number;
 }
 

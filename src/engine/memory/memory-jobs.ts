@@ -16,7 +16,7 @@ import { JOB_STATUSES, type Job } from '../../core/types.js';
 import type { CallerTransaction } from '../types.js';
 import { claimableJobs, explainFactsOf, roomOf, roundRobinByKey } from './memory-claim-limits.js';
 import type { ExplainSources, MemoryQueues } from './memory-queues.js';
-import { JOBS_TOPIC, newJob } from '../jobs.js';
+import { JOBS_TOPIC, SCAN_FACTOR, newJob } from '../jobs.js';
 import {
   claimOrder,
   dedupKey,
@@ -278,16 +278,27 @@ export class MemoryJobs implements JobOperations {
     return { changed, next };
   }
 
-  /** The `limit` newest jobs below `beforeId` that match, and where the next batch starts. */
+  /**
+   * The `limit` newest matching jobs among the SCAN_FACTOR x `limit` jobs (of any queue) below
+   * `beforeId`, and where the next batch starts: as the SQL (job-queries.ts, matchingBatch).
+   */
   private matchingBatch(p: JobBatchParams): { batch: JobRecord[]; next: number | null } {
     const batch: JobRecord[] = [];
     if (p.limit <= 0) return { batch, next: null };
     const records = [...this.jobs.values()];
-    for (let i = records.length - 1; i >= 0 && batch.length < p.limit; i--) {
+    const scanLimit = p.limit * SCAN_FACTOR;
+    let scanned = 0;
+    let lowest: number | null = null;
+    for (let i = records.length - 1; i >= 0 && scanned < scanLimit; i--) {
       const r = records[i]!;
-      if ((p.beforeId === undefined || r.id < p.beforeId) && matches(r, p.match)) batch.push(r);
+      if (p.beforeId !== undefined && r.id >= p.beforeId) continue;
+      scanned++;
+      lowest = r.id;
+      if (!matches(r, p.match)) continue;
+      batch.push(r);
+      if (batch.length === p.limit) return { batch, next: r.id };
     }
-    return { batch, next: batch.length < p.limit ? null : batch[batch.length - 1]!.id };
+    return { batch, next: scanned === scanLimit ? lowest : null };
   }
 
   async jobGet(p: { id: number }): Promise<Job | null> {

@@ -293,14 +293,12 @@ export class PostgresJobs implements JobOperations {
     ];
     for (let run = 1; ; run++) {
       try {
-        const rows = await this.ctx.query<{
-          changed: number;
-          examined: number;
-          lowest: string | null;
-        }>(name, this.sql[name], values);
-        const { changed, examined, lowest } = rows[0]!;
-        // A batch that found fewer than it may examine found the last matching jobs.
-        const next = examined < p.limit || lowest === null ? null : lowest;
+        const rows = await this.ctx.query<{ changed: number; next: string | null }>(
+          name,
+          this.sql[name],
+          values,
+        );
+        const { changed, next } = rows[0]!;
         return { changed, next: next === null ? null : toSafeInteger(next, 'jobs.id') };
       } catch (error) {
         const raced = violated(error) === 'jobs_live_key' || deadlocked(error);

@@ -84,7 +84,7 @@ export function bulkOperationCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
-      'works in batches: batch size 2 over 5 matching jobs changes all 5, newest first',
+      'works in batches: batch size 2 over 5 matching jobs changes all 5, newest first, each batch reading a bounded number of jobs',
       async ({ lh, engine }) => {
         const jobs = await enqueue(engine, ...Array.from({ length: 5 }, () => spec()));
         const [others] = await enqueue(engine, spec({ queue: 'other' }), spec({ queue: 'other' }));
@@ -111,6 +111,22 @@ export function bulkOperationCases(h: EngineHarness): void {
         assert.deepEqual(second, { changed: 2, next: four[0]!.id }, 'a full batch: maybe more');
         const last = await engine.jobCancelMatching({ match, limit: 2, beforeId: second.next! });
         assert.deepEqual(last, { changed: 0, next: null });
+        // A batch reads at most SCAN_FACTOR (10) x limit jobs: sparse matches take more batches.
+        const [needle] = await enqueue(engine, spec());
+        const hay = await enqueue(
+          engine,
+          ...Array.from({ length: 12 }, () => spec({ queue: 'other' })),
+        );
+        const sparse = await engine.jobCancelMatching({ match, limit: 1 });
+        assert.deepEqual(sparse, { changed: 0, next: hay[2]!.id }, 'ten jobs read, none matched');
+        assert.deepEqual(
+          await engine.jobCancelMatching({ match, limit: 1, beforeId: sparse.next! }),
+          {
+            changed: 1,
+            next: needle!.id,
+          },
+        );
+        assert.equal(await lh.queue('other').cancelAll({}, { batchSize: 1 }), 14);
       },
     );
 
