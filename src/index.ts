@@ -73,6 +73,13 @@ export { defaultHolderId } from './runtime/identity.js';
 // --- queue and workers ---
 export { Queue, type EnqueuedJob, type BulkJob, ENQUEUE_BATCH_MAX } from './queue/queue.js';
 export { QUEUE_LIMITS, type EnqueueOptions } from './queue/enqueue-options.js';
+export {
+  BULK_BATCH,
+  BULK_STATUSES,
+  type BulkAction,
+  type BulkOptions,
+  type JobFilter,
+} from './queue/bulk-operations.js';
 export { QUEUE_SETTINGS_LIMITS, type QueueConfiguration } from './queue/queue-settings.js';
 export { Message, type NackOptions } from './queue/message.js';
 export {

@@ -14,6 +14,11 @@
  * - Claim order otherwise: priority descending, then available_at, then id.
  * - Batch operations are one statement per call (one round trip), whatever the batch size.
  * - Every time comparison uses the engine's clock (`coalesce($now, now())` on PostgreSQL).
+ * - Operations over many jobs (jobRetryMatching, jobCancelMatching, jobDeleteMatching) change
+ *   one bounded batch per call: the `limit` newest matching jobs among the jobs just below
+ *   `beforeId` (SCAN_FACTOR x `limit` of them at most), locked in id order, each changed only
+ *   if the operation applies to it now. The caller walks the batches downwards from the
+ *   answer's `next` (decision 0250).
  * - Enqueue, and every change that makes a job claimable now (retry with no delay, hand-back,
  *   rescue), notifies topic `jobs` with the queue name as payload: once per statement and
  *   queue, never per row.
@@ -216,6 +221,47 @@ export interface JobPruneParams {
   limit: number;
 }
 
+/**
+ * Which jobs of one queue an operation over many jobs selects: every given field must match.
+ * The library fills in the statuses (those the operation applies to when the caller names
+ * none); a status the operation cannot change selects nothing to change.
+ */
+export interface JobMatch {
+  queue: string;
+  /** Not empty. */
+  statuses: readonly JobStatus[];
+  type?: string;
+  key?: string;
+  partitionKey?: string;
+  /** Created at or after this instant. */
+  createdSince?: Date;
+  /** Created before this instant. */
+  createdBefore?: Date;
+}
+
+/**
+ * A batch reads at most this many jobs (of any queue, newest first below `beforeId`) per job it
+ * may change: `limit` x SCAN_FACTOR. Its cost is bounded however sparse the matches are; a batch
+ * that found fewer than `limit` matching jobs in its scan still answers a `next` when the scan
+ * ran its full length.
+ */
+export const SCAN_FACTOR = 10;
+
+export interface JobBatchParams {
+  match: JobMatch;
+  /** Only jobs with a smaller id: the previous batch's `next`. Absent: from the newest job. */
+  beforeId?: number;
+  /** At most this many jobs are changed by this call (and SCAN_FACTOR times as many read). */
+  limit: number;
+}
+
+export interface JobBatchOutcome {
+  /** How many jobs this batch changed. */
+  readonly changed: number;
+  /** The next batch's `beforeId`; null when no matching job is left below this batch. */
+  readonly next: number | null;
+}
+
 export interface JobOperations {
   /** Inserts the jobs (one statement), or returns the live job of a duplicate key. In order. */
   jobEnqueue(params: JobEnqueueParams): Promise<EnqueueOutcome[]>;
@@ -235,6 +281,16 @@ export interface JobOperations {
   jobRetry(params: { id: number }): Promise<Job | null>;
   /** Deletes a job that is not processing; false when unknown or processing. */
   jobDelete(params: { id: number }): Promise<boolean>;
+  /**
+   * One batch of retries: each matching dead, cancelled or completed job -> pending with
+   * attempts reset. A job whose key a live job holds is left as it is; of several matching jobs
+   * sharing a key, the newest is retried (the walk goes newest first).
+   */
+  jobRetryMatching(params: JobBatchParams): Promise<JobBatchOutcome>;
+  /** One batch of cancels: each matching pending or processing job -> cancelled. */
+  jobCancelMatching(params: JobBatchParams): Promise<JobBatchOutcome>;
+  /** One batch of deletes: each matching job that is not processing is deleted. */
+  jobDeleteMatching(params: JobBatchParams): Promise<JobBatchOutcome>;
   jobGet(params: { id: number }): Promise<Job | null>;
   jobList(params: JobListParams): Promise<Job[]>;
   jobCounts(): Promise<JobCount[]>;

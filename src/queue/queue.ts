@@ -20,6 +20,14 @@ import { mapLimited } from '../runtime/map-limited.js';
 import { toJobSpec, type EnqueueOptions } from './enqueue-options.js';
 import { toSettingsChange, type QueueConfiguration } from './queue-settings.js';
 import type { Message } from './message.js';
+import {
+  changeAll,
+  toBatchSize,
+  toJobMatch,
+  type BulkAction,
+  type BulkOptions,
+  type JobFilter,
+} from './bulk-operations.js';
 import { PullConsumer } from './pull-consumer.js';
 import {
   resolveReceive,
@@ -173,6 +181,39 @@ export class Queue {
   /** Lets the queue's jobs start again, and wakes the workers that serve it. */
   resume(): Promise<QueueSettings> {
     return this.engine.queueConfigure({ queue: this.name, change: { paused: false } });
+  }
+
+  /**
+   * Runs every matching dead, cancelled or completed job of the queue again: pending now, its
+   * attempts reset. A job whose dedup key a live job holds is left as it is (of several sharing
+   * a key, the newest is retried). Works in batches of `batchSize` jobs, one statement each;
+   * answers how many jobs it retried. See docs/queue.md, "Operations over many jobs".
+   */
+  retryAll(filter: JobFilter = {}, options: BulkOptions = {}): Promise<number> {
+    return this.changeAll('retry', filter, options);
+  }
+
+  /**
+   * Cancels every matching pending or processing job of the queue (a running job's worker
+   * learns it at its next renewal, and its signal fires). Answers how many it cancelled.
+   */
+  cancelAll(filter: JobFilter = {}, options: BulkOptions = {}): Promise<number> {
+    return this.changeAll('cancel', filter, options);
+  }
+
+  /** Deletes every matching job of the queue that is not running; answers how many. */
+  deleteAll(filter: JobFilter = {}, options: BulkOptions = {}): Promise<number> {
+    return this.changeAll('delete', filter, options);
+  }
+
+  private async changeAll(
+    action: BulkAction,
+    filter: JobFilter,
+    options: BulkOptions,
+  ): Promise<number> {
+    // Everything is checked before the first batch: bad input changes nothing.
+    const match = toJobMatch(this.name, action, filter);
+    return changeAll(this.engine, action, match, toBatchSize(options));
   }
 
   /**

@@ -37,6 +37,7 @@ import { eventRoutes } from './routes/events.js';
 import { workerRoutes } from './routes/workers.js';
 import { jobRoutes } from './routes/jobs.js';
 import { queueRoutes } from './routes/queues.js';
+import { queueJobRoutes } from './routes/queue-jobs.js';
 import { leaderRoutes } from './routes/leaders.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { createMetrics, metricsRoutes } from './metrics.js';
@@ -166,6 +167,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   workerRoutes(app, ctx);
   jobRoutes(app, ctx);
   queueRoutes(app, ctx);
+  queueJobRoutes(app, ctx);
   leaderRoutes(app, ctx);
   await dashboardRoutes(app);
   eventRoutes(app, ctx);

@@ -20,6 +20,10 @@ export interface ServiceEventMap {
   'queue:paused': QueueSettingsJson;
   'queue:resumed': QueueSettingsJson;
   'queue:configured': QueueSettingsJson;
+  /** Jobs of a queue retried, cancelled or deleted by one operation over many jobs. */
+  'queue:jobs-retried': { queue: string; changed: number };
+  'queue:jobs-cancelled': { queue: string; changed: number };
+  'queue:jobs-deleted': { queue: string; changed: number };
   [name: string]: unknown;
 }
 

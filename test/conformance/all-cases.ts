@@ -10,6 +10,7 @@ import { notificationEngineCases } from './engine/notifications.cases.js';
 import { queueSettingsEngineCases } from './engine/queue-settings.cases.js';
 import { semaphoreEngineCases } from './engine/semaphores.cases.js';
 import { workerEngineCases } from './engine/workers.cases.js';
+import { bulkOperationCases } from './toolkit/bulk-operations.cases.js';
 import { electionCases } from './toolkit/election.cases.js';
 import { enqueueOptionCases } from './toolkit/enqueue-options.cases.js';
 import { fenceCases } from './toolkit/fence.cases.js';
@@ -46,4 +47,5 @@ export function defineAllCases(h: EngineHarness): void {
   pullConsumerCases(h);
   enqueueOptionCases(h);
   maintenanceCases(h);
+  bulkOperationCases(h);
 }

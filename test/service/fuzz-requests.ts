@@ -55,6 +55,9 @@ const ROUTES: readonly [Method, string][] = [
   ['POST', '/api/queues/:name/pause'],
   ['POST', '/api/queues/:name/resume'],
   ['PUT', '/api/queues/:name/settings'],
+  ['POST', '/api/queues/:name/jobs/retry'],
+  ['POST', '/api/queues/:name/jobs/cancel'],
+  ['DELETE', '/api/queues/:name/jobs'],
   ['GET', '/api/leaders'],
   ['GET', '/api/schedules'],
   ['GET', '/api/workers'],
@@ -91,6 +94,16 @@ const VALID_BODIES: Record<string, Record<string, unknown>> = {
     rate: { limit: 10, per: '1s' },
     fairness: 'oldest',
   },
+  'POST /api/queues/:name/jobs/retry': {
+    status: ['dead', 'cancelled'],
+    type: 't1',
+    key: 'k1',
+    partitionKey: 'p1',
+    createdSince: '2020-01-01T00:00:00Z',
+    createdBefore: '2030-01-01T00:00:00Z',
+    batchSize: 100,
+  },
+  'POST /api/queues/:name/jobs/cancel': { status: 'pending', type: 't1', batchSize: 100 },
 };
 
 /** Like encodeURIComponent, but a lone surrogate is sent as U+FFFD instead of throwing. */

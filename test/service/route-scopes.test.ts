@@ -136,11 +136,14 @@ describe('route scopes', () => {
           'POST /api/tasks/next',
           'POST /api/queues/:name/pause',
           'POST /api/queues/:name/resume',
+          'POST /api/queues/:name/jobs/retry',
+          'POST /api/queues/:name/jobs/cancel',
         ])
           assert.ok(byScope.write?.includes(what), `${what} needs write`);
         for (const what of [
           'POST /api/generator/start',
           'DELETE /api/jobs/:id',
+          'DELETE /api/queues/:name/jobs',
           'PUT /api/queues/:name/settings',
         ])
           assert.ok(byScope.admin?.includes(what), `${what} needs admin`);

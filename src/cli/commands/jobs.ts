@@ -3,6 +3,13 @@ import { typeName } from '../../core/duration.js';
 import { InvalidArgumentError, NotFoundError } from '../../core/errors.js';
 import { JOB_STATUSES, type JobStatus } from '../../core/types.js';
 import { requireName } from '../../core/validate.js';
+import {
+  BULK_BATCH,
+  BULK_STATUSES,
+  toJobMatch,
+  type BulkAction,
+  type JobFilter,
+} from '../../queue/bulk-operations.js';
 import { QUEUE_LIMITS, toJobSpec, type EnqueueOptions } from '../../queue/enqueue-options.js';
 import { DATABASE_URL_HELP, withLeasehold, type DatabaseOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
@@ -122,32 +129,118 @@ export function registerJobs(program: Command, ctx: CliContext): void {
       }),
     );
 
-  for (const action of ['retry', 'cancel'] as const) {
+  for (const action of ['retry', 'cancel', 'delete'] as const) {
     common(jobs.command(action))
       .addArgument(
-        new Argument('<id>', 'the job id').argParser(
+        new Argument('[id]', 'the job id; without it, --queue and a filter').argParser(
           parseIntegerOption('<id>', 1, Number.MAX_SAFE_INTEGER),
         ),
       )
-      .description(
-        action === 'retry'
-          ? 'run a finished, dead or cancelled job again'
-          : 'cancel a pending or running job',
+      .description(ACTION_HELP[action])
+      .option('--queue <name>', 'every matching job of this queue (instead of an id)')
+      .option(
+        '--status <list>',
+        `only these statuses, comma-separated (${BULK_STATUSES[action].join(', ')})`,
       )
-      .action((id: number, o: Common) =>
-        withLeasehold(o, async (lh) => {
-          const job = action === 'retry' ? await lh.jobs.retry(id) : await lh.jobs.cancel(id);
-          // jobCancel answers the job as it is, so a finished one comes back unchanged.
-          if (job && (action === 'retry' || job.status === 'cancelled')) {
-            printObject(ctx.out, job, o.json ?? false);
-            return;
-          }
-          const current = job ?? (await lh.jobs.get(id));
-          if (!current) throw new NotFoundError('job', id);
-          throw jobRefusal(action, current);
-        }),
+      .option('--type <type>', 'only jobs of this type')
+      .option('--key <key>', 'only jobs with this dedup key')
+      .option('--partition-key <key>', 'only jobs of this partition key')
+      .option('--created-since <instant>', 'only jobs created at or after this ISO 8601 instant')
+      .option('--created-before <instant>', 'only jobs created before this ISO 8601 instant')
+      .option(
+        '--batch-size <n>',
+        `jobs changed per statement (default ${BULK_BATCH.default})`,
+        parseIntegerOption('--batch-size', 1, BULK_BATCH.max),
+      )
+      .action((id: number | undefined, o: Common & FilterOptions) =>
+        id === undefined ? changeAllJobs(ctx, action, o) : oneJob(ctx, action, id, o),
       );
   }
+}
+
+const ACTION_HELP: Record<BulkAction, string> = {
+  retry: 'run a finished, dead or cancelled job again, or every matching one of --queue',
+  cancel: 'cancel a pending or running job, or every matching one of --queue',
+  delete: 'delete a job that is not running, or every matching one of --queue',
+};
+
+interface FilterOptions {
+  queue?: string;
+  status?: string;
+  type?: string;
+  key?: string;
+  partitionKey?: string;
+  createdSince?: string;
+  createdBefore?: string;
+  batchSize?: number;
+}
+
+/** The filter flags, as the library names them. */
+const FILTER_FLAGS = [
+  'status',
+  'type',
+  'key',
+  'partitionKey',
+  'createdSince',
+  'createdBefore',
+] as const;
+
+function oneJob(ctx: CliContext, action: BulkAction, id: number, o: Common & FilterOptions) {
+  const flag = [...FILTER_FLAGS, 'queue', 'batchSize'].find(
+    (name) => o[name as keyof FilterOptions] !== undefined,
+  );
+  if (flag !== undefined)
+    throw new InvalidArgumentError(
+      OPTION_NAMES[flag] ?? `--${flag}`,
+      'applies to every matching job of --queue, not to one job id',
+    );
+  return withLeasehold(o, async (lh) => {
+    if (action === 'delete') {
+      if (await lh.jobs.delete(id)) return printObject(ctx.out, { deleted: id }, o.json ?? false);
+      const current = await lh.jobs.get(id);
+      if (!current) throw new NotFoundError('job', id);
+      throw jobRefusal(action, current);
+    }
+    const job = action === 'retry' ? await lh.jobs.retry(id) : await lh.jobs.cancel(id);
+    // jobCancel answers the job as it is, so a finished one comes back unchanged.
+    if (job && (action === 'retry' || job.status === 'cancelled')) {
+      printObject(ctx.out, job, o.json ?? false);
+      return;
+    }
+    const current = job ?? (await lh.jobs.get(id));
+    if (!current) throw new NotFoundError('job', id);
+    throw jobRefusal(action, current);
+  });
+}
+
+/** `leasehold jobs retry --queue emails --status dead`: prints how many jobs changed. */
+function changeAllJobs(ctx: CliContext, action: BulkAction, o: Common & FilterOptions) {
+  if (o.queue === undefined)
+    throw new InvalidArgumentError(
+      '--queue',
+      `is required without a job id: leasehold jobs ${action} <id>, or leasehold jobs ${action} --queue <name> [--status ...]`,
+    );
+  const queue = requireName('--queue', o.queue);
+  const filter: JobFilter = {};
+  for (const name of FILTER_FLAGS) {
+    const value = o[name];
+    if (value === undefined) continue;
+    if (name === 'status') filter.status = value.split(',') as JobStatus[];
+    else filter[name] = value;
+  }
+  const options = o.batchSize === undefined ? {} : { batchSize: o.batchSize };
+  // The library's one validator, before connecting: bad input never touches the database.
+  inOptionNames(() => toJobMatch(queue, action, filter));
+  return withLeasehold(o, async (lh) => {
+    const q = lh.queue(queue);
+    const changed =
+      action === 'retry'
+        ? await q.retryAll(filter, options)
+        : action === 'cancel'
+          ? await q.cancelAll(filter, options)
+          : await q.deleteAll(filter, options);
+    printObject(ctx.out, { changed }, o.json ?? false);
+  });
 }
 
 /** The library's option names, as this command spells them. */
@@ -157,6 +250,12 @@ const OPTION_NAMES: Readonly<Record<string, string>> = {
   maxAttempts: '--max-attempts',
   onConflict: '--on-conflict',
   debounce: '--debounce',
+  queue: '--queue',
+  status: '--status',
+  type: '--type',
+  createdSince: '--created-since',
+  createdBefore: '--created-before',
+  batchSize: '--batch-size',
 };
 
 /** Runs a check whose invalid_argument names the command's option (--key), not the library's. */

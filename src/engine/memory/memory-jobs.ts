@@ -17,7 +17,7 @@ import type { CallerTransaction } from '../types.js';
 import { claimableJobs, explainFactsOf, roomOf, roundRobinByKey } from './memory-claim-limits.js';
 import type { ExplainSources, MemoryQueues } from './memory-queues.js';
 import { answerGroup, groupByKey, replaces } from '../enqueue-groups.js';
-import { JOBS_TOPIC, newJob, type REPLACED_FIELDS } from '../jobs.js';
+import { JOBS_TOPIC, SCAN_FACTOR, newJob, type REPLACED_FIELDS } from '../jobs.js';
 import {
   claimOrder,
   dedupKey,
@@ -31,6 +31,9 @@ import {
 import type {
   ClaimedJobs,
   EnqueueOutcome,
+  JobBatchOutcome,
+  JobBatchParams,
+  JobMatch,
   JobClaimParams,
   JobCompleteParams,
   JobCount,
@@ -257,6 +260,74 @@ export class MemoryJobs implements JobOperations {
     return true;
   }
 
+  /** Newest first, so of several matching jobs sharing a key the newest takes it, as in SQL. */
+  async jobRetryMatching(p: JobBatchParams): Promise<JobBatchOutcome> {
+    const { batch, next } = this.matchingBatch(p);
+    const now = this.now();
+    let changed = 0;
+    for (const r of batch) {
+      if (isLive(r) || (r.key !== null && this.liveByKey(r.queue, r.key))) continue;
+      this.makePending(r, now, now);
+      Object.assign(r, { attempts: 0, result: null, finishedAt: null });
+      if (r.key !== null) this.liveKeys.set(dedupKey(r.queue, r.key), r.id);
+      changed++;
+    }
+    if (changed > 0) this.announce(new Set([p.match.queue]));
+    return { changed, next };
+  }
+
+  async jobCancelMatching(p: JobBatchParams): Promise<JobBatchOutcome> {
+    const { batch, next } = this.matchingBatch(p);
+    const now = this.now();
+    const woken = new Set<string>();
+    let changed = 0;
+    for (const r of batch) {
+      if (!isLive(r)) continue;
+      this.finish(r, 'cancelled', now, woken);
+      changed++;
+    }
+    this.announce(woken);
+    return { changed, next };
+  }
+
+  async jobDeleteMatching(p: JobBatchParams): Promise<JobBatchOutcome> {
+    const { batch, next } = this.matchingBatch(p);
+    const woken = new Set<string>();
+    let changed = 0;
+    for (const r of batch) {
+      if (r.status === 'processing') continue;
+      this.jobs.delete(r.id);
+      // A pending partition head leaving lets the next job of its partition run.
+      if (r.status === 'pending' && r.partitionKey !== null) woken.add(r.queue);
+      changed++;
+    }
+    this.announce(woken);
+    return { changed, next };
+  }
+
+  /**
+   * The `limit` newest matching jobs among the SCAN_FACTOR x `limit` jobs (of any queue) below
+   * `beforeId`, and where the next batch starts: as the SQL (job-queries.ts, matchingBatch).
+   */
+  private matchingBatch(p: JobBatchParams): { batch: JobRecord[]; next: number | null } {
+    const batch: JobRecord[] = [];
+    if (p.limit <= 0) return { batch, next: null };
+    const records = [...this.jobs.values()];
+    const scanLimit = p.limit * SCAN_FACTOR;
+    let scanned = 0;
+    let lowest: number | null = null;
+    for (let i = records.length - 1; i >= 0 && scanned < scanLimit; i--) {
+      const r = records[i]!;
+      if (p.beforeId !== undefined && r.id >= p.beforeId) continue;
+      scanned++;
+      lowest = r.id;
+      if (!matches(r, p.match)) continue;
+      batch.push(r);
+      if (batch.length === p.limit) return { batch, next: r.id };
+    }
+    return { batch, next: scanned === scanLimit ? lowest : null };
+  }
+
   async jobGet(p: { id: number }): Promise<Job | null> {
     const r = this.jobs.get(p.id);
     return r ? view(r) : null;
@@ -391,6 +462,19 @@ function availableAt(spec: JobSpec, now: Date): Date {
   return spec.runAt
     ? new Date(spec.runAt.getTime())
     : new Date(now.getTime() + Math.max(0, spec.delayMs ?? 0));
+}
+
+function matches(r: JobRecord, m: JobMatch): boolean {
+  const created = r.createdAt.getTime();
+  return (
+    r.queue === m.queue &&
+    m.statuses.includes(r.status) &&
+    (m.type === undefined || r.type === m.type) &&
+    (m.key === undefined || r.key === m.key) &&
+    (m.partitionKey === undefined || r.partitionKey === m.partitionKey) &&
+    (m.createdSince === undefined || created >= m.createdSince.getTime()) &&
+    (m.createdBefore === undefined || created < m.createdBefore.getTime())
+  );
 }
 
 function refuseTransaction(tx: CallerTransaction | undefined): void {

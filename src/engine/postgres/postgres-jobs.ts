@@ -9,6 +9,8 @@ import type { Job } from '../../core/types.js';
 import type {
   ClaimedJobs,
   EnqueueOutcome,
+  JobBatchOutcome,
+  JobBatchParams,
   JobClaimParams,
   JobCompleteParams,
   JobCount,
@@ -31,6 +33,9 @@ import { mapClaimedValues, mapJob, type JobRow } from './job-rows.js';
 import { PostgresEnqueue } from './postgres-enqueue.js';
 import { integerArray, toSafeInteger } from './rows.js';
 import { withEpoch } from './epoch.js';
+
+/** How often a batch over many jobs runs when a race rolled it back (see jobRetryMatching). */
+const MATCHING_RUNS = 4;
 
 /** The error recorded when the rescuer takes a job back from a silent worker. */
 const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
@@ -248,6 +253,72 @@ export class PostgresJobs implements JobOperations {
     return (rows[0]?.deleted ?? 0) > 0;
   }
 
+  /**
+   * A retry that meets a live job of the same key committed after its snapshot, or a deadlock,
+   * is rolled back whole by the database and runs again on a fresh snapshot, which sees that
+   * job (and so leaves the older one as it is).
+   */
+  jobRetryMatching(p: JobBatchParams): Promise<JobBatchOutcome> {
+    return this.matchingBatch('JobRetryMatching', p, [
+      this.ctx.pinnedNow(),
+      this.ctx.notifyChannel,
+    ]);
+  }
+
+  jobCancelMatching(p: JobBatchParams): Promise<JobBatchOutcome> {
+    return this.matchingBatch('JobCancelMatching', p, [
+      this.ctx.pinnedNow(),
+      this.ctx.notifyChannel,
+    ]);
+  }
+
+  jobDeleteMatching(p: JobBatchParams): Promise<JobBatchOutcome> {
+    return this.matchingBatch('JobDeleteMatching', p, [this.ctx.notifyChannel]);
+  }
+
+  private async matchingBatch(
+    name: 'JobRetryMatching' | 'JobCancelMatching' | 'JobDeleteMatching',
+    p: JobBatchParams,
+    tail: unknown[],
+  ): Promise<JobBatchOutcome> {
+    if (p.limit <= 0 || p.match.statuses.length === 0)
+      return this.nothing({ changed: 0, next: null });
+    const m = p.match;
+    const values = [
+      m.queue,
+      [...m.statuses],
+      m.type ?? null,
+      m.key ?? null,
+      m.partitionKey ?? null,
+      m.createdSince ?? null,
+      m.createdBefore ?? null,
+      p.beforeId ?? null,
+      p.limit,
+      ...tail,
+    ];
+    for (let run = 1; ; run++) {
+      try {
+        const rows = await this.ctx.query<{ changed: number; next: string | null }>(
+          name,
+          this.sql[name],
+          values,
+        );
+        const { changed, next } = rows[0]!;
+        return { changed, next: next === null ? null : toSafeInteger(next, 'jobs.id') };
+      } catch (error) {
+        const raced = violated(error) === 'jobs_live_key' || deadlocked(error);
+        if (!raced || run >= MATCHING_RUNS) {
+          if (violated(error) === 'jobs_live_key')
+            throw new ConflictError(
+              `a live job of queue "${m.queue}" took the key of a job being retried; run the retry again`,
+              { queue: m.queue },
+            );
+          throw error;
+        }
+      }
+    }
+  }
+
   jobGet(p: { id: number }): Promise<Job | null> {
     return this.oneJob('JobGet', this.sql.JobGet, [p.id]);
   }
@@ -377,6 +448,11 @@ const CLAIM_RACE_GUARDS: ReadonlySet<string> = new Set([
 function lostClaimRace(error: unknown): boolean {
   const guard = violated(error);
   if (guard !== undefined && CLAIM_RACE_GUARDS.has(guard)) return true;
+  return deadlocked(error);
+}
+
+/** The database broke a deadlock by rolling this statement back (40P01). */
+function deadlocked(error: unknown): boolean {
   const cause = error instanceof LeaseholdError ? (error.cause as { code?: string }) : undefined;
   return cause?.code === '40P01';
 }

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { JOB_STATUSES, QUEUE_FAIRNESS } from '../../core/types.js';
+import { BULK_BATCH } from '../../queue/bulk-operations.js';
 import { QUEUE_SETTINGS_LIMITS } from '../../queue/queue-settings.js';
 import { Name } from './common.js';
 
@@ -115,3 +116,54 @@ export const ExplanationSchema = Type.Object(
   },
   { description: 'The first reason that applies, in the order listed (docs/queue.md).' },
 );
+
+const Status = Type.Union(JOB_STATUSES.map((s) => Type.Literal(s)));
+const Instant = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 64, description: `${description} ISO 8601.` });
+
+/** The filter of an operation over many jobs (lh.queue(name).retryAll etc., decision 0250). */
+const filterFields = {
+  type: Type.Optional(Name('Only jobs of this type.')),
+  key: Type.Optional(Name('Only jobs with this dedup key.')),
+  partitionKey: Type.Optional(Name('Only jobs of this partition key.')),
+  createdSince: Type.Optional(Instant('Only jobs created at or after this instant.')),
+  createdBefore: Type.Optional(Instant('Only jobs created before this instant.')),
+  batchSize: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: BULK_BATCH.max,
+      description: `Jobs changed per statement (default ${BULK_BATCH.default}).`,
+    }),
+  ),
+};
+
+export const JobFilterBody = Type.Object(
+  {
+    status: Type.Optional(
+      Type.Union([Status, Type.Array(Status, { minItems: 1, maxItems: JOB_STATUSES.length })], {
+        description: 'One status or several; default: every status the operation applies to.',
+      }),
+    ),
+    ...filterFields,
+  },
+  { additionalProperties: false },
+);
+
+/** The same filter in a query string (DELETE has no body): `status` is a comma-separated list. */
+export const JobFilterQuery = Type.Object(
+  {
+    status: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'One status or several separated by commas, e.g. dead,cancelled.',
+      }),
+    ),
+    ...filterFields,
+  },
+  { additionalProperties: false },
+);
+
+export const ChangedSchema = Type.Object({
+  changed: Type.Integer({ description: 'How many jobs the operation changed.' }),
+});
