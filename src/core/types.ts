@@ -120,7 +120,16 @@ export interface Job {
    * job has none and the worker's default applies.
    */
   readonly timeoutMs: number | null;
+  /**
+   * What the handler of the latest attempt last reported with `ctx.progress` (decision 0251): a
+   * percentage 0 to 100 or a small JSON object; null before it reports. A claim clears it; it
+   * stays after the attempt ends, so a failed or finished job shows how far it got.
+   */
+  readonly progress: JobProgress | null;
 }
+
+/** A job's progress: a percentage from 0 to 100, or a JSON object of at most 64 KiB. */
+export type JobProgress = number | Readonly<Record<string, unknown>>;
 
 export type WorkerStatus = 'alive' | 'draining' | 'dead' | 'stopped';
 export const WORKER_STATUSES: readonly WorkerStatus[] = ['alive', 'draining', 'dead', 'stopped'];

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from './errors.js';
 import { typeName } from './duration.js';
+import type { JobProgress } from './types.js';
 
 /** Limits that every entry point (library, HTTP, CLI) applies identically. */
 export const LIMITS = {
@@ -12,6 +13,8 @@ export const LIMITS = {
   listMaxLimit: 1000,
   /** Most permits of one semaphore: each is a row, created on the first acquire that needs it. */
   semaphoreMaxPermits: 10_000,
+  /** A job's progress object (`ctx.progress`): small, since a chatty handler rewrites it often. */
+  progressMaxBytes: 64 * 1024,
 } as const;
 
 // C0/C1 control characters make names unreadable in logs and dashboards; NUL breaks PostgreSQL text.
@@ -125,6 +128,24 @@ export function unstorableText(root: unknown): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * A job's progress (`ctx.progress`, decision 0251): a finite number from 0 to 100 (a
+ * percentage), or a JSON object of at most LIMITS.progressMaxBytes; answered as stored.
+ */
+export function requireJobProgress(field: string, value: unknown): JobProgress {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value < 0 || value > 100)
+      throw new InvalidArgumentError(field, `must be a number from 0 to 100, got ${value}`);
+    return value;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidArgumentError(
+      field,
+      `must be a number from 0 to 100 or a JSON object, got ${typeName(value)}`,
+    );
+  return requireJsonObject(field, value, LIMITS.progressMaxBytes);
 }
 
 export function requireOneOf<T extends string>(

@@ -89,6 +89,7 @@ export const FAMILY_OPERATIONS = {
     'jobEnqueue',
     'jobClaimBatch',
     'jobRenewLeases',
+    'jobProgress',
     'jobComplete',
     'jobFail',
     'jobHandBack',

@@ -3,8 +3,9 @@
  * (PostgreSQL and memory) and everything above it (queue API, worker, maintenance, HTTP tasks).
  *
  * Rules every engine obeys (the conformance suite checks each):
- * - Ownership of a processing job is the pair (claimedBy, generation). Renew, complete, fail
- *   and hand-back are guarded by both, and renew also by `lease_expires_at > now`; an operation
+ * - Ownership of a processing job is the pair (claimedBy, generation). Renew, progress, complete,
+ *   fail and hand-back are guarded by both, and renew and progress also by
+ *   `lease_expires_at > now`; an operation
  *   that does not match is not an error, the job is simply left out of the answer.
  * - A claim bumps `generation` and `attempts` in the same statement that takes the job.
  * - At most one job per (queue, partitionKey) is processing at any moment, and a partition's
@@ -24,7 +25,14 @@
  *   queue, never per row.
  */
 import type { BackoffPolicy } from '../core/backoff.js';
-import type { FencingToken, Job, JobStatus, WorkerInfo, WorkerStatus } from '../core/types.js';
+import type {
+  FencingToken,
+  Job,
+  JobProgress,
+  JobStatus,
+  WorkerInfo,
+  WorkerStatus,
+} from '../core/types.js';
 import type { CallerTransaction } from './types.js';
 
 /** The notification topic on which claimable work is announced (payload: the queue name). */
@@ -105,6 +113,7 @@ export function newJob(spec: JobSpec, id: number, createdAt: Date, availableAt: 
     updatedAt: new Date(createdAt.getTime()), // its own object: a Date can be changed in place
     finishedAt: null,
     timeoutMs: spec.timeoutMs ?? null,
+    progress: null,
   };
 }
 
@@ -152,6 +161,17 @@ export interface JobRenewParams {
 export interface JobRenewed {
   readonly id: number;
   readonly leaseExpiresAt: Date;
+}
+
+export interface JobProgressReport extends JobLeaseRef {
+  /** Replaces the job's progress: a number 0 to 100 or a JSON object (validated above the engine). */
+  progress: JobProgress;
+}
+
+export interface JobProgressParams {
+  workerId: string;
+  /** Distinct ids. */
+  jobs: readonly JobProgressReport[];
 }
 
 export interface JobCompletion extends JobLeaseRef {
@@ -269,6 +289,12 @@ export interface JobOperations {
   jobClaimBatch(params: JobClaimParams): Promise<ClaimedJobs>;
   /** Extends the leases the worker still owns; a job left out of the answer is lost. */
   jobRenewLeases(params: JobRenewParams): Promise<JobRenewed[]>;
+  /**
+   * Stores the progress of the jobs the worker still owns, fenced like a renewal (its lease
+   * unexpired); returns the ids accepted, in input order. A job left out is lost. Sets
+   * `updatedAt` as a renewal does; leaves the lease alone and notifies nothing.
+   */
+  jobProgress(params: JobProgressParams): Promise<number[]>;
   /** Completes the jobs the worker still owns; returns the ids accepted. */
   jobComplete(params: JobCompleteParams): Promise<number[]>;
   /** Fails the jobs the worker still owns: retry after the delay, or dead letter. */

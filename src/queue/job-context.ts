@@ -4,6 +4,8 @@
  * handler uses none of it costs one allocation here, not three closures and a controller.
  */
 import { LeaseLostError } from '../core/errors.js';
+import type { JobProgress } from '../core/types.js';
+import { requireJobProgress } from '../core/validate.js';
 import type { CallerTransaction, Engine } from '../engine/engine.js';
 import type { JobRun } from './job-run.js';
 import type { JobContext } from './worker-options.js';
@@ -14,6 +16,8 @@ export interface ContextHost {
   readonly workerId: string;
   readonly removeOnComplete: boolean;
   renewSoon(): Promise<void>;
+  /** Queues the run's latest progress for the next throttled write. */
+  reportProgress(run: JobRun, progress: JobProgress): void;
 }
 
 export class RunContext implements JobContext {
@@ -41,6 +45,12 @@ export class RunContext implements JobContext {
   /** @deprecated the former name of `renew()` (decision 0235). */
   heartbeat(): Promise<void> {
     return this.renew();
+  }
+
+  progress(value: JobProgress): void {
+    const progress = requireJobProgress('progress', value);
+    this.throwIfLost();
+    this.host.reportProgress(this.run, progress);
   }
 
   async complete(tx: CallerTransaction, result?: unknown): Promise<void> {

@@ -1,5 +1,5 @@
 /** The handler a worker runs for each job, and what it receives besides the job. */
-import type { Job } from '../core/types.js';
+import type { Job, JobProgress } from '../core/types.js';
 import type { CallerTransaction } from '../engine/engine.js';
 
 /** What a handler receives besides its job. */
@@ -17,6 +17,16 @@ export interface JobContext {
   renew(): Promise<void>;
   /** @deprecated the former name of `renew()` (decision 0235); it does the same. */
   heartbeat(): Promise<void>;
+  /**
+   * Reports how far the job has got: a percentage from 0 to 100, or a small JSON object (at most
+   * 64 KiB). Returns at once: the worker writes the latest value of each job at most every
+   * 250 ms (decision 0251), so calling it in a tight loop is cheap. A value still unwritten when
+   * the handler returns is dropped (the completion says more); when it throws, it is written
+   * before the failure. Throws `invalid_argument` for anything else, and the stop reason
+   * (`lease_lost`, `timeout`, …) once the job is no longer this handler's. A write the database
+   * refuses means the lease is lost: the signal fires, as when a renewal is refused.
+   */
+  progress(value: JobProgress): void;
   /**
    * Completes the job inside your own transaction, with your business writes: both commit or
    * neither does. Throws `lease_lost` (roll back!) when the job is no longer this worker's, and

@@ -4,15 +4,18 @@
  * visibility timeout has passed another receiver may hold the job, and the first one's call is
  * refused with `LeaseLostError` instead of touching the job. `signal` fires at the trust
  * deadline, `visibility - margin` after the claim (or the last extend) was sent, so work that
- * watches it stops before the database could give the job to someone else.
+ * watches it stops before the database could give the job to someone else. `progress` reports
+ * how far the work has got, throttled and fenced as a worker's `ctx.progress` (decision 0251).
  */
 import type { Clock, Timer } from '../core/clock.js';
 import { LeaseLostError, TaskDoneError } from '../core/errors.js';
 import { toMilliseconds, type Duration } from '../core/duration.js';
 import { defaultMargin } from '../core/trust.js';
-import type { FencingToken, Job } from '../core/types.js';
+import type { FencingToken, Job, JobProgress } from '../core/types.js';
+import { requireJobProgress } from '../core/validate.js';
 import type { Engine } from '../engine/engine.js';
 import type { JobCompletion } from '../engine/jobs.js';
+import type { ProgressWriter } from './progress-writer.js';
 import { visibilityMs } from './receive-options.js';
 
 export interface MessageContext {
@@ -22,6 +25,8 @@ export interface MessageContext {
   readonly receiverId: string;
   /** Completes one job for the receiver (acks in flight together share a statement). */
   readonly complete: (completion: JobCompletion) => Promise<boolean>;
+  /** Writes the receiver's progress reports, a few statements a second at most. */
+  readonly progress: ProgressWriter;
 }
 
 export interface NackOptions {
@@ -71,9 +76,28 @@ export class Message<P = unknown> {
     return this.controller.signal;
   }
 
+  /**
+   * Reports how far the work has got (a number from 0 to 100, or a JSON object of at most
+   * 64 KiB), as a worker handler's `ctx.progress`: returns at once, written within 250 ms; a
+   * value still unwritten at `ack` is dropped, at `nack` written first. A refused write means
+   * the message is lost: its signal fires and the next call throws `LeaseLostError`.
+   */
+  progress(value: JobProgress): void {
+    const progress = requireJobProgress('progress', value);
+    this.checkOpen();
+    this.ctx.progress.report({
+      ref: { id: this.id, generation: this.token },
+      progress,
+      onRefused: () => {
+        if (this.settled === undefined) this.lost('its progress write was refused');
+      },
+    });
+  }
+
   /** Completes the job with `result` (any JSON value). */
   async ack(result?: unknown): Promise<void> {
     this.checkOpen();
+    this.ctx.progress.forget(this.id);
     const accepted = await this.ctx.complete({
       id: this.id,
       generation: this.token,
@@ -91,6 +115,8 @@ export class Message<P = unknown> {
     const delayMs =
       options.delay === undefined ? 0 : toMilliseconds('delay', options.delay, { min: 0 });
     this.checkOpen();
+    await this.ctx.progress.flushJob(this.id);
+    this.checkOpen(); // a refused progress write has settled it as lost
     const [outcome] = await this.ctx.engine.jobFail({
       workerId: this.ctx.receiverId,
       jobs: [

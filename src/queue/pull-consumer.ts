@@ -16,6 +16,7 @@ import { JOBS_TOPIC, type JobCompletion } from '../engine/jobs.js';
 import { Coalescer } from '../runtime/coalescer.js';
 import type { Subscription } from '../engine/notifications.js';
 import { Message, type MessageContext } from './message.js';
+import { PROGRESS_INTERVAL_MS, ProgressWriter } from './progress-writer.js';
 import type { ResolvedReceive } from './receive-options.js';
 
 /** Longest sleep between two claims of a waiting receive when no notification comes. */
@@ -54,6 +55,15 @@ export class PullConsumer {
       clock: engine.clock,
       receiverId: this.receiverId,
       complete: (job) => this.completions.run(job),
+      // A failed write is tried again on the next turn; the receiver has no event stream to
+      // report it on, and a message whose lease is gone learns it from its next call anyway.
+      progress: new ProgressWriter({
+        engine,
+        ownerId: this.receiverId,
+        clock: engine.clock,
+        intervalMs: PROGRESS_INTERVAL_MS,
+        onError: () => {},
+      }),
     };
   }
 

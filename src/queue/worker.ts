@@ -4,6 +4,7 @@
  * - JobRun + executor (here): runs one handler with its token and signal;
  * - Renewer: renews every in-flight lease in one statement per interval;
  * - OutcomeBatcher: completions and failures, one statement per flush window;
+ * - ProgressWriter: handlers' `ctx.progress`, one statement per 250 ms at most (decision 0251);
  * - WorkerPresence: the row in the workers table.
  *
  * A job's attempt may have a timeout (the job's own, else the worker's default): at it the
@@ -20,8 +21,8 @@ import { hostname } from 'node:os';
 import type { Clock } from '../core/clock.js';
 import { systemClock } from '../core/clock.js';
 import { toMilliseconds, type Duration } from '../core/duration.js';
-import { AbortedError, ConflictError, JobTimeoutError } from '../core/errors.js';
-import type { Job } from '../core/types.js';
+import { AbortedError, ConflictError, JobTimeoutError, LeaseLostError } from '../core/errors.js';
+import type { Job, JobProgress } from '../core/types.js';
 import type { Engine } from '../engine/engine.js';
 import { TypedEvents } from '../runtime/events.js';
 import { silentLogger, type Logger } from '../runtime/logger.js';
@@ -29,6 +30,7 @@ import { RunContext, type ContextHost } from './job-context.js';
 import { JobRun } from './job-run.js';
 import { OutcomeBatcher } from './outcome-batcher.js';
 import { Producer } from './producer.js';
+import { PROGRESS_INTERVAL_MS, ProgressWriter } from './progress-writer.js';
 import { Renewer } from './renewer.js';
 import { decideFailure, describeError } from './retry-policy.js';
 import { TrustDeadlines } from './trust-deadlines.js';
@@ -85,6 +87,7 @@ export class Worker {
   private readonly producer: Producer;
   private readonly renewer: Renewer;
   private readonly batcher: OutcomeBatcher;
+  private readonly progress: ProgressWriter;
   private readonly presence: WorkerPresence;
   private readonly deadlines: TrustDeadlines<JobRun>;
   private readonly contextHost: ContextHost;
@@ -107,6 +110,7 @@ export class Worker {
       workerId: this.id,
       removeOnComplete: this.o.removeOnComplete,
       renewSoon: () => this.renewer.renewSoon(),
+      reportProgress: (run, progress) => this.reportProgress(run, progress),
     };
     const onError = (where: string) => (error: unknown) => {
       this.logger.warn({ err: error, worker: this.id }, `worker ${where} failed`);
@@ -146,6 +150,13 @@ export class Worker {
       maxBatch: Math.max(this.o.concurrency, 100),
       removeOnComplete: this.o.removeOnComplete,
       onFlushError: onError('flush'),
+    });
+    this.progress = new ProgressWriter({
+      engine,
+      ownerId: this.id,
+      clock: this.clock,
+      intervalMs: PROGRESS_INTERVAL_MS,
+      onError: onError('progress'),
     });
     this.presence = new WorkerPresence(
       engine,
@@ -218,6 +229,7 @@ export class Worker {
       run.abort(new AbortedError(`worker ${this.id} is draining: job ${run.ref.id} handed back`));
       run.finish();
       this.runs.delete(run.ref.id);
+      this.progress.forget(run.ref.id);
     }
     let handedBack: number[] = [];
     if (leftover.length > 0) {
@@ -230,6 +242,7 @@ export class Worker {
         });
     }
     await this.batcher.flush();
+    await this.progress.stop();
     // Not awaited: a renewal stuck on a dead connection must not hold the drain hostage, and a
     // late one is harmless (it only ever extends jobs still processing under this worker).
     void this.renewer.stop();
@@ -306,9 +319,15 @@ export class Worker {
     this.notifyIdle();
   }
 
-  /** Writes the outcome of a run whose handler is done (or timed out) and says what became of it. */
+  /**
+   * Writes the outcome of a run whose handler is done (or timed out) and says what became of it.
+   * Progress not yet written is dropped for a completion (which says more) and written before a
+   * failure (which then shows how far the attempt got).
+   */
   private async settle(run: JobRun, ok: boolean, value: unknown): Promise<void> {
     const { job } = run;
+    if (ok || run.lost) this.progress.forget(run.ref.id);
+    else await this.progress.flushJob(run.ref.id);
     try {
       if (run.lost) {
         // The job is someone else's now (or will be): an outcome would be refused anyway.
@@ -336,6 +355,27 @@ export class Worker {
       run.finish();
       this.runs.delete(run.ref.id);
     }
+  }
+
+  private reportProgress(run: JobRun, progress: JobProgress): void {
+    // After the handler returned (a stray callback of its) or completed in its transaction, the
+    // outcome says the rest.
+    if (run.state !== 'running' || run.completedInTransaction) return;
+    this.progress.report({
+      ref: run.ref,
+      progress,
+      onRefused: () => {
+        // Refused because its outcome went out meanwhile, or already known lost: nothing new.
+        if (run.state !== 'running' || run.completedInTransaction || run.lost) return;
+        run.abort(
+          new LeaseLostError(
+            `job:${run.ref.id}`,
+            'a progress write did not find the job: it expired, was cancelled or was taken over',
+          ),
+        );
+        this.reportLost(run);
+      },
+    });
   }
 
   private reportLost(run: JobRun): void {

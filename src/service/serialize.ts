@@ -47,6 +47,7 @@ export function jobJson(job: Job) {
     updatedAt: job.updatedAt.toISOString(),
     finishedAt: job.finishedAt?.toISOString() ?? null,
     timeoutMs: job.timeoutMs,
+    progress: job.progress,
   };
 }
 

@@ -1,8 +1,8 @@
 // The dashboard in a real headless Chromium (Debian's package, driven by playwright-core): a
 // lease acquired through the API appears within 2 s without a reload, its time-left bar shrinks,
 // the generator stops with a click, the demo's queue-report schedule shows its leader and its
-// slots, a queue shows its limits and pauses and resumes with a click, no console errors, and
-// the page stays small.
+// slots, a queue shows its limits and pauses and resumes with a click, a running job's detail
+// shows its progress as it moves, no console errors, and the page stays small.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -30,7 +30,7 @@ describe(
   'dashboard in a browser',
   { skip: available ? false : `no Chromium at ${CHROMIUM}` },
   () => {
-    it('shows a new lease live, shrinks its bar, stops the generator with a click, shows the queue-report leader and schedule, pauses and resumes a queue, without console errors', () =>
+    it('shows a new lease live, shrinks its bar, stops the generator with a click, shows the queue-report leader and schedule, pauses and resumes a queue, shows a job progress, without console errors', () =>
       withSchema('browser dashboard', async (schema) => {
         const lh = Leasehold.fromEngine(await schema.engine());
         await setGeneratorRunning(lh, true, 'test');
@@ -147,6 +147,38 @@ describe(
             .filter({ hasText: 'running' })
             .waitFor({ timeout: 3_000 });
           assert.equal((await lh.queue('browser-emails').settings()).paused, false, 'resumed');
+
+          // A running job's progress in its detail: a bar that follows the job, then JSON.
+          const running = await lh.queue('browser-progress').enqueue({});
+          const [claimed] = await lh.engine.jobClaimBatch({
+            queues: ['browser-progress'],
+            workerId: 'browser-worker',
+            limit: 1,
+            leaseTtlMs: 60_000,
+          });
+          const reportProgress = (progress: number | Record<string, unknown>) =>
+            lh.engine.jobProgress({
+              workerId: 'browser-worker',
+              jobs: [{ id: running.id, generation: claimed!.generation, progress }],
+            });
+          await reportProgress(40);
+          const progressRow = page.locator('tr[data-queue="browser-progress"]');
+          await progressRow.waitFor({ timeout: 3_000 });
+          await progressRow.locator('td button').nth(1).click(); // the processing count
+          await page.getByRole('button', { name: `#${running.id}` }).click();
+          const progressBar = page.getByTestId('job-progress').getByRole('progressbar');
+          await progressBar.waitFor({ timeout: 3_000 });
+          assert.equal(await progressBar.getAttribute('aria-valuenow'), '40');
+          await reportProgress(80);
+          await page
+            .getByTestId('job-progress')
+            .filter({ hasText: '80%' })
+            .waitFor({ timeout: 3_000 });
+          await reportProgress({ step: 'render' });
+          await page
+            .getByTestId('job-progress')
+            .filter({ hasText: '"step": "render"' })
+            .waitFor({ timeout: 3_000 });
 
           await page.setViewportSize({ width: 390, height: 844 });
           await page.getByRole('heading', { name: 'Leases' }).waitFor();

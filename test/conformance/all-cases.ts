@@ -18,6 +18,7 @@ import { heldLeaseCases } from './toolkit/held-lease.cases.js';
 import { jobTimeoutCases } from './toolkit/job-timeout.cases.js';
 import { lockCases } from './toolkit/locks.cases.js';
 import { maintenanceCases } from './toolkit/maintenance.cases.js';
+import { progressCases } from './toolkit/progress.cases.js';
 import { pullConsumerCases } from './toolkit/pull-consumer.cases.js';
 import { scheduleCases } from './toolkit/schedules.cases.js';
 import { semaphoreCases } from './toolkit/semaphore.cases.js';
@@ -44,6 +45,7 @@ export function defineAllCases(h: EngineHarness): void {
   fenceCases(h);
   workerCases(h);
   jobTimeoutCases(h);
+  progressCases(h);
   pullConsumerCases(h);
   enqueueOptionCases(h);
   maintenanceCases(h);

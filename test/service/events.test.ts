@@ -68,4 +68,68 @@ describe('event stream', () => {
         controller.abort();
       }
     }));
+
+  it("streams a running job's progress as job:progress, and GET /api/jobs/:id answers it", () =>
+    withSchema('sse progress', async (schema) => {
+      const engine = await schema.engine();
+      const lh = Leasehold.fromEngine(engine);
+      const server = await startServer({ lh, port: 0 });
+      const controller = new AbortController();
+      try {
+        const queued = await lh.queue('reports').enqueue({});
+        const [job] = await engine.jobClaimBatch({
+          queues: ['reports'],
+          workerId: 'w1',
+          limit: 1,
+          leaseTtlMs: 60_000,
+        });
+        const report = async (progress: number | Record<string, unknown>): Promise<void> => {
+          const accepted = await engine.jobProgress({
+            workerId: 'w1',
+            jobs: [{ id: job!.id, generation: job!.generation, progress }],
+          });
+          assert.deepEqual(accepted, [queued.id]);
+        };
+        await report(25);
+        const response = await fetch(`${server.url}/api/events`, { signal: controller.signal });
+        const stream = frames(response.body!);
+        const nextProgress = (): Promise<Record<string, unknown>> =>
+          within(
+            (async () => {
+              // next() by hand: returning from a for-await loop would close the generator.
+              for (;;) {
+                const frame = await stream.next();
+                if (frame.done) throw new Error('the stream ended');
+                if (frame.value.event === 'job:progress')
+                  return frame.value.data as Record<string, unknown>;
+              }
+            })(),
+            10_000,
+            'a job:progress event',
+          );
+        const first = await nextProgress();
+        assert.deepEqual(
+          [first.id, first.queue, first.progress, first.generation, first.attempts],
+          [queued.id, 'reports', 25, job!.generation, 1],
+        );
+        await report({ step: 'render', page: 3 });
+        const second = await nextProgress();
+        assert.deepEqual(second.progress, { step: 'render', page: 3 });
+
+        const got = await fetch(`${server.url}/api/jobs/${queued.id}`);
+        assert.equal(got.status, 200);
+        assert.deepEqual(((await got.json()) as { progress: unknown }).progress, {
+          step: 'render',
+          page: 3,
+        });
+        await report(75);
+        const percent = (await (await fetch(`${server.url}/api/jobs/${queued.id}`)).json()) as {
+          progress: unknown;
+        };
+        assert.equal(percent.progress, 75);
+      } finally {
+        controller.abort();
+        await within(server.close(), 15_000, 'the server closing');
+      }
+    }));
 });

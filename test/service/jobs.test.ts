@@ -77,6 +77,7 @@ describe('job routes', () => {
       assert.deepEqual(job.headers, { trace: 't-1' });
       assert.equal(job.status, 'pending');
       assert.equal(job.lastError, 'smtp down');
+      assert.equal((got.body as { progress?: unknown }).progress, null, 'never reported');
       assert.deepEqual(
         job.errors.map((e) => [e.attempt, e.error]),
         [[1, 'smtp down']],

@@ -100,4 +100,6 @@ export interface JobView {
   finishedAt: string | null;
   /** How long one attempt may run (ms); null: the worker's default. */
   timeoutMs: number | null;
+  /** What the latest attempt last reported (ctx.progress): a percentage, an object, or null. */
+  progress: number | Record<string, unknown> | null;
 }

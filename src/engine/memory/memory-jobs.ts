@@ -43,6 +43,7 @@ import type {
   JobLeaseRef,
   JobListParams,
   JobOperations,
+  JobProgressParams,
   JobPruneParams,
   JobRenewed,
   JobRenewParams,
@@ -140,6 +141,7 @@ export class MemoryJobs implements JobOperations {
         claimedAt: now,
         leaseExpiresAt,
         updatedAt: now,
+        progress: null, // progress belongs to an attempt: a new one starts without
       });
       return view(r);
     });
@@ -165,6 +167,18 @@ export class MemoryJobs implements JobOperations {
       renewed.push({ id: r.id, leaseExpiresAt: new Date(leaseExpiresAt.getTime()) });
     }
     return renewed;
+  }
+
+  async jobProgress(p: JobProgressParams): Promise<number[]> {
+    const now = this.now();
+    const accepted = new Set<number>();
+    for (const report of p.jobs) {
+      const r = this.owned(p.workerId, report);
+      if (!r || accepted.has(r.id) || leaseEnd(r) <= now.getTime()) continue;
+      Object.assign(r, { progress: toJson(report.progress), updatedAt: now });
+      accepted.add(r.id);
+    }
+    return [...accepted];
   }
 
   async jobComplete(p: JobCompleteParams): Promise<number[]> {

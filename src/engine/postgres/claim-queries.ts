@@ -28,9 +28,9 @@ export interface ClaimQueries {
 
 /**
  * What the claim's answer leaves out, because the claimer knows it: status (processing),
- * claimed_by (itself), updated_at (the claim's now, which claimed_at carries), and two columns
+ * claimed_by (itself), updated_at (the claim's now, which claimed_at carries), two columns
  * no claimable job has set: result and finished_at (a retry clears both; failure, hand-back and
- * rescue never set them). Sent as NULLs so each row keeps JOB_COLUMNS' positions;
+ * rescue never set them), and progress, which the claim itself clears. Sent as NULLs so each row keeps JOB_COLUMNS' positions;
  * job-rows.ts mapClaimedValues fills them in. Dropping them measured 7% more burn-down
  * throughput (decision 0210): PostgreSQL formats, and node reads, less per claimed job.
  */
@@ -40,12 +40,17 @@ const KNOWN_TO_CLAIMER: ReadonlySet<JobColumn> = new Set([
   'updated_at',
   'result',
   'finished_at',
+  'progress',
 ] as const);
-/** What every claim writes on a job it takes ($2 worker id, $4 lease ttl ms), besides its slots. */
+/**
+ * What every claim writes on a job it takes ($2 worker id, $4 lease ttl ms), besides its slots.
+ * `progress = NULL`: progress is the attempt's (decision 0251); the claim writes a new row
+ * version anyway, so clearing a column costs nothing measurable (bench in the decision).
+ */
 const CLAIM_SET = `status = 'processing', claimed_by = $2, claimed_at = clock.now,
           lease_expires_at = clock.now + $4::float8 ${MS},
           generation = ${NEXT_TERM('j.generation')}, attempts = j.attempts + 1,
-          updated_at = clock.now`;
+          updated_at = clock.now, progress = NULL`;
 
 const CLAIM_RETURNING = JOB_COLUMNS.map((c) =>
   KNOWN_TO_CLAIMER.has(c) ? `NULL AS ${c}` : `j.${c}`,

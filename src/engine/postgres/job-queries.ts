@@ -41,6 +41,7 @@ export const JOB_COLUMNS = [
   'updated_at',
   'finished_at',
   'timeout_ms',
+  'progress',
 ] as const;
 
 export type JobColumn = (typeof JOB_COLUMNS)[number];
@@ -155,6 +156,7 @@ const DELETABLE = "('pending', 'completed', 'dead', 'cancelled')";
 
 export interface JobQueries {
   JobRenewLeases: string;
+  JobProgress: string;
   JobComplete: string;
   JobCompleteRemove: string;
   JobFail: string;
@@ -184,6 +186,17 @@ export function jobQueries(s: string): JobQueries {
         RETURNING j.id, j.lease_expires_at, r.o
       )
       SELECT id, lease_expires_at FROM renewed ORDER BY o`,
+
+    // $1 worker id, $2 ids, $3 generations, $4 progress jsonb[], $5 ordinals, $6 now.
+    // Fenced like a renewal: a lease that has run out may be rescued any moment.
+    JobProgress: `${CLOCK('$6')},
+      reported AS (
+        UPDATE ${s}.jobs j SET progress = r.progress, updated_at = clock.now
+        FROM unnest($2::bigint[], $3::bigint[], $4::jsonb[], $5::integer[]) AS r(id, generation, progress, o), clock
+        WHERE ${OWNED} AND j.lease_expires_at > clock.now
+        RETURNING j.id, r.o
+      )
+      SELECT id FROM reported ORDER BY o`,
 
     // $1 worker id, $2 ids, $3 generations, $4 results jsonb[], $5 ordinals, $6 now, $7 channel.
     // No expiry test: while the generation is unchanged nobody else has claimed the job.

@@ -5,6 +5,7 @@
 import type {
   Job,
   JobAttemptError,
+  JobProgress,
   JobStatus,
   WorkerInfo,
   WorkerStatus,
@@ -38,6 +39,7 @@ export interface JobRow extends Record<JobColumn, unknown> {
   updated_at: Date;
   finished_at: Date | null;
   timeout_ms: number | null;
+  progress: JobProgress | null;
 }
 
 export interface WorkerRow {
@@ -95,6 +97,7 @@ export function mapJobValues(v: readonly unknown[]): Job {
     updatedAt: v[AT.updated_at] as Date,
     finishedAt: v[AT.finished_at] as Date | null,
     timeoutMs: v[AT.timeout_ms] as number | null,
+    progress: (v[AT.progress] as JobProgress | null) ?? null,
   };
 }
 

@@ -20,6 +20,7 @@ import type {
   JobLeaseRef,
   JobListParams,
   JobOperations,
+  JobProgressParams,
   JobPruneParams,
   JobRenewed,
   JobRenewParams,
@@ -148,6 +149,20 @@ export class PostgresJobs implements JobOperations {
       id: toSafeInteger(row.id, 'jobs.id'),
       leaseExpiresAt: row.lease_expires_at,
     }));
+  }
+
+  async jobProgress(p: JobProgressParams): Promise<number[]> {
+    const batch = refBatch(p.jobs);
+    if (batch.refs.length === 0) return this.nothing([]);
+    const rows = await this.ctx.query<{ id: string }>('JobProgress', this.sql.JobProgress, [
+      p.workerId,
+      batch.ids,
+      batch.generations,
+      batch.refs.map((r) => jsonText(r.ref.progress)),
+      batch.ordinals,
+      this.ctx.pinnedNow(),
+    ]);
+    return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
   }
 
   async jobComplete(p: JobCompleteParams): Promise<number[]> {

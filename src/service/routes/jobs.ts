@@ -13,7 +13,19 @@ import { ErrorResponse, IdParams, Name, Paging } from '../schemas/common.js';
 import { jobJson } from '../serialize.js';
 
 const JobSchema = Type.Object(
-  {},
+  {
+    progress: Type.Union(
+      [
+        Type.Number({ minimum: 0, maximum: 100 }),
+        Type.Object({}, { additionalProperties: true }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'What the latest attempt last reported with ctx.progress: a percentage, a JSON object, or null.',
+      },
+    ),
+  },
   { additionalProperties: true, description: 'A job (see the Job type).' },
 );
 const Query = Type.Object(

@@ -464,6 +464,80 @@ export function jobEngineCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
+      'stores progress only for the current, unexpired claim of the worker; a claim clears it',
+      async ({ engine, clock }) => {
+        const [a, b, c] = await enqueue(engine, spec(), spec(), spec());
+        const [claimedA] = await claim(engine, 'w1', { limit: 1 });
+        const [claimedB] = await claim(engine, 'w2', { limit: 1 });
+        // C: claimed, handed back and claimed again by the same worker: generation 1 is stale.
+        const [firstC] = await claim(engine, 'w1', { limit: 1 });
+        await engine.jobHandBack({ workerId: 'w1', jobs: [ref(firstC!)] });
+        const [secondC] = await claim(engine, 'w1', { limit: 1 });
+        assert.equal(claimedA?.progress, null, 'a claimed job starts without progress');
+
+        await clock.advance(1_000);
+        const accepted = await engine.jobProgress({
+          workerId: 'w1',
+          jobs: [
+            { ...ref(claimedB!), progress: 10 }, // another worker's
+            { ...ref(firstC!), progress: 20 }, // a stale generation
+            { ...ref(secondC!), progress: { step: 'upload', done: 3, of: 7, note: 'ünï 🚀' } },
+            { ...ref(claimedA!), progress: 42.5 },
+          ],
+        });
+        assert.deepEqual(accepted, [c!.id, a!.id], 'the owned ones, in input order');
+        const storedA = (await engine.jobGet({ id: a!.id }))!;
+        assert.equal(storedA.progress, 42.5);
+        assert.equal(storedA.updatedAt.getTime(), clock.now().getTime());
+        assert.equal(
+          storedA.leaseExpiresAt?.getTime(),
+          claimedA!.leaseExpiresAt!.getTime(),
+          'the lease is not extended',
+        );
+        assert.equal(storedA.status, 'processing');
+        assert.deepEqual((await engine.jobGet({ id: c!.id }))?.progress, {
+          step: 'upload',
+          done: 3,
+          of: 7,
+          note: 'ünï 🚀',
+        });
+        assert.equal((await engine.jobGet({ id: b!.id }))?.progress, null);
+
+        // A failed attempt keeps how far it got; the next claim starts from nothing.
+        await engine.jobFail({
+          workerId: 'w1',
+          jobs: [{ ...ref(claimedA!), error: 'boom', retryDelayMs: 0 }],
+        });
+        assert.equal((await engine.jobGet({ id: a!.id }))?.progress, 42.5);
+        assert.deepEqual(
+          await engine.jobProgress({ workerId: 'w1', jobs: [{ ...ref(claimedA!), progress: 50 }] }),
+          [],
+          'not processing any more',
+        );
+        const [again] = await claim(engine, 'w1', { limit: 1 });
+        assert.equal(again?.id, a!.id);
+        assert.equal(again?.progress, null);
+        assert.deepEqual(await engine.jobGet({ id: a!.id }), again);
+
+        // From the lease's expiry instant on, refused like a renewal; and after completion.
+        await clock.advance(TTL - 1_000);
+        assert.deepEqual(
+          await engine.jobProgress({ workerId: 'w1', jobs: [{ ...ref(secondC!), progress: 99 }] }),
+          [],
+        );
+        const storedC = (await engine.jobGet({ id: c!.id }))?.progress as { done: number };
+        assert.equal(storedC.done, 3, 'the refused write changed nothing');
+        await engine.jobComplete({ workerId: 'w1', jobs: [ref(again!)] });
+        assert.deepEqual(
+          await engine.jobProgress({ workerId: 'w1', jobs: [{ ...ref(again!), progress: 1 }] }),
+          [],
+        );
+        assert.equal((await engine.jobGet({ id: a!.id }))?.progress, null);
+      },
+    );
+
+    conformanceCase(
+      h,
       'completes only the current claim of the worker, stores the result, and only once',
       async ({ engine, clock }) => {
         const [job] = await enqueue(engine, spec());

@@ -1,5 +1,27 @@
 import type { JobView } from '../types.js';
 
+/** A percentage as a bar; an object as its JSON. */
+function Progress({ value }: { value: JobView['progress'] }) {
+  if (value === null) return <span class="muted">–</span>;
+  if (typeof value === 'number') {
+    const shown = `${Math.round(value * 10) / 10}%`;
+    return (
+      <div
+        class="bar"
+        role="progressbar"
+        aria-label="job progress"
+        aria-valuemin={0}
+        aria-valuemax={100}
+        aria-valuenow={value}
+      >
+        <div class="fill" style={{ width: `${value}%` }} />
+        <span>{shown}</span>
+      </div>
+    );
+  }
+  return <pre>{JSON.stringify(value, null, 2)}</pre>;
+}
+
 export function JobDetail({ job, onClose }: { job: JobView; onClose: () => void }) {
   return (
     <div class="detail" role="dialog" aria-label={`job ${job.id}`}>
@@ -29,6 +51,10 @@ export function JobDetail({ job, onClose }: { job: JobView; onClose: () => void 
         <dd>{job.availableAt}</dd>
         <dt>Claimed by</dt>
         <dd class="mono">{job.claimedBy ?? '–'}</dd>
+        <dt>Progress</dt>
+        <dd data-testid="job-progress">
+          <Progress value={job.progress ?? null} />
+        </dd>
       </dl>
       <h4>Payload</h4>
       <pre>{JSON.stringify(job.payload, null, 2)}</pre>

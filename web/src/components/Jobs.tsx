@@ -71,6 +71,14 @@ export function Jobs({
       .catch((error: Error) => onError(error.message));
   }, [selection?.queue, selection?.status, refresh, snapshot.at]);
 
+  // The open job as it is now (its progress moves while it runs), read with each snapshot.
+  useEffect(() => {
+    if (!detail) return;
+    api<JobView>('GET', `/api/jobs/${detail.id}`)
+      .then((fresh) => setDetail((open) => (open?.id === fresh.id ? fresh : open)))
+      .catch(() => {}); // deleted meanwhile, or a blip: the next snapshot tries again
+  }, [detail?.id, snapshot.at]);
+
   const act = async (job: JobView, action: 'retry' | 'cancel' | 'delete'): Promise<void> => {
     try {
       if (action === 'delete') await api('DELETE', `/api/jobs/${job.id}`);
