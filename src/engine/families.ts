@@ -96,6 +96,7 @@ export const FAMILY_OPERATIONS = {
     'jobRetry',
     'jobDelete',
     'jobGet',
+    'jobWatch',
     'jobList',
     'jobCounts',
     'jobRescueExpired',

@@ -18,6 +18,7 @@ import { maintenanceCases } from './toolkit/maintenance.cases.js';
 import { pullConsumerCases } from './toolkit/pull-consumer.cases.js';
 import { scheduleCases } from './toolkit/schedules.cases.js';
 import { semaphoreCases } from './toolkit/semaphore.cases.js';
+import { waitForCases } from './toolkit/wait-for.cases.js';
 import { workerCases } from './toolkit/worker.cases.js';
 
 export function defineAllCases(h: EngineHarness): void {
@@ -41,5 +42,6 @@ export function defineAllCases(h: EngineHarness): void {
   workerCases(h);
   jobTimeoutCases(h);
   pullConsumerCases(h);
+  waitForCases(h);
   maintenanceCases(h);
 }

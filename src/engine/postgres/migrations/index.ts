@@ -9,6 +9,7 @@ import { queueSettings } from './0008_queue_settings.js';
 import { semaphores } from './0009_semaphores.js';
 import { jobTimeout } from './0010_job_timeout.js';
 import { rateWindow } from './0011_rate_window.js';
+import { jobWaited } from './0014_job_waited.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -25,4 +26,5 @@ export const MIGRATIONS: readonly Migration[] = [
   semaphores,
   jobTimeout,
   rateWindow,
+  jobWaited,
 ];
