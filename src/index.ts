@@ -88,6 +88,7 @@ export {
   type ReceiveManyOptions,
   type TryReceiveOptions,
 } from './queue/receive-options.js';
+export type { WaitForOptions } from './queue/wait-options.js';
 export type * from './engine/queues.js';
 export {
   JobManager,

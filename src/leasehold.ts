@@ -22,6 +22,7 @@ import { Schedule } from './schedules/schedule.js';
 import type { ScheduleOptions } from './schedules/schedule-options.js';
 import type { ScheduledFunction } from './schedules/slot-run.js';
 import { JobManager } from './queue/job-manager.js';
+import { JobWaiters } from './queue/job-waiters.js';
 import { Maintainer, type MaintainerOptions } from './queue/maintenance/maintainer.js';
 import { Queue, singleEnqueues } from './queue/queue.js';
 import { Worker } from './queue/worker.js';
@@ -104,6 +105,8 @@ export class Leasehold {
   // --- queue and workers ---
   private readonly queueServices = new Set<{ stop(): Promise<unknown> }>();
   private enqueues: ReturnType<typeof singleEnqueues> | undefined;
+  /** Every waitFor of this instance, sharing one `job-finished` subscription. */
+  private readonly waiters: JobWaiters;
   // --- instrumentation ---
   /**
    * The engine every manager uses: the one given, instrumented (src/engine/instrumented-engine.ts).
@@ -118,7 +121,8 @@ export class Leasehold {
     this.engine = this.instrumented = instrumentEngine(engine);
     this.leases = new LeaseManager(this.engine);
     this.locks = new LockManager(this.engine);
-    this.jobs = new JobManager(this.engine);
+    this.waiters = new JobWaiters(this.engine);
+    this.jobs = new JobManager(this.engine, this.waiters);
     this.controls = new ControlManager(this.engine);
   }
 
@@ -166,7 +170,12 @@ export class Leasehold {
    */
   queue<M extends JobTypes>(name: string): Omit<Queue, 'enqueue' | 'enqueueMany'> & TypedEnqueue<M>;
   queue(name: string): Queue {
-    return new Queue(this.engine, name, (this.enqueues ??= singleEnqueues(this.engine)));
+    return new Queue(
+      this.engine,
+      name,
+      (this.enqueues ??= singleEnqueues(this.engine)),
+      this.waiters,
+    );
   }
 
   /**

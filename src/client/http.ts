@@ -63,8 +63,10 @@ export class HttpClient {
     path: string,
     body?: unknown,
     signal?: AbortSignal,
+    /** This request's own timeout (a long poll's), instead of the client's. */
+    timeoutMs?: number,
   ): Promise<HttpAnswer<T>> {
-    const timeout = AbortSignal.timeout(this.options.timeoutMs ?? 10_000);
+    const timeout = AbortSignal.timeout(timeoutMs ?? this.options.timeoutMs ?? 10_000);
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const headers: Record<string, string | number> = { accept: 'application/json' };
     if (payload !== undefined) {

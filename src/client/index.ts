@@ -14,7 +14,15 @@ export {
   type RenewTaskOptions,
   type TaskRenewal,
 } from './task-client.js';
-export { QueueClient, type QueueInfo, type QueueSettingsInput } from './queue-client.js';
+export {
+  QueueClient,
+  LONG_POLL_MS,
+  type QueueClientOptions,
+  type QueueInfo,
+  type QueueSettingsInput,
+  type ClientWaitOptions,
+  type JobWaitAnswer,
+} from './queue-client.js';
 export type { HttpClientOptions } from './http.js';
 export { HeldLease, type HeldLeaseState } from '../core/held-lease.js';
 export * from '../core/errors.js';

@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   conflict: 'The request conflicts with the current state.',
   unavailable: 'The database cannot be reached right now; retry later.',
   timeout: 'The operation did not complete within its timeout.',
+  job_failed: 'The awaited job ended without a result: it is dead or was cancelled.',
   aborted: 'The operation was cancelled by its AbortSignal.',
   unsupported: 'The engine or connection mode does not support this operation.',
   closed: 'The instance has been closed.',
@@ -133,6 +134,45 @@ export class TimeoutError extends LeaseholdError {
 export class JobTimeoutError extends TimeoutError {
   constructor(jobId: number, timeoutMs: number) {
     super(`job ${jobId} timed out after ${timeoutMs} ms`, { jobId, timeoutMs });
+  }
+}
+
+/**
+ * `waitFor` gave up: the job had not finished when its `timeout` passed. Not a failure of the
+ * job, which may still complete; `details.status` is its status when the wait ended.
+ */
+export class WaitTimeoutError extends TimeoutError {
+  readonly jobId: number;
+  readonly status: string;
+  constructor(jobId: number, status: string, timeoutMs: number) {
+    super(`job ${jobId} is still ${status} after waiting ${timeoutMs} ms`, {
+      jobId,
+      status,
+      timeoutMs,
+    });
+    this.jobId = jobId;
+    this.status = status;
+  }
+}
+
+/**
+ * The job `waitFor` awaited ended without a result: `status` is `dead` (its attempts ran out or
+ * it failed for good) or `cancelled`, and `lastError` is the error of its last failed attempt
+ * (null when it never failed, e.g. cancelled before it ran).
+ */
+export class JobFailedError extends LeaseholdError {
+  readonly jobId: number;
+  readonly status: 'dead' | 'cancelled';
+  readonly lastError: string | null;
+  constructor(jobId: number, status: 'dead' | 'cancelled', lastError: string | null) {
+    super('job_failed', `job ${jobId} is ${status}${lastError === null ? '' : `: ${lastError}`}`, {
+      jobId,
+      status,
+      lastError,
+    });
+    this.jobId = jobId;
+    this.status = status;
+    this.lastError = lastError;
   }
 }
 

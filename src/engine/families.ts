@@ -100,6 +100,7 @@ export const FAMILY_OPERATIONS = {
     'jobCancelMatching',
     'jobDeleteMatching',
     'jobGet',
+    'jobWatch',
     'jobList',
     'jobCounts',
     'jobRescueExpired',

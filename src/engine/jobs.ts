@@ -23,6 +23,10 @@
  * - Enqueue, and every change that makes a job claimable now (retry with no delay, hand-back,
  *   rescue), notifies topic `jobs` with the queue name as payload: once per statement and
  *   queue, never per row.
+ * - A job someone waits for (marked by `jobWatch`) that finishes (completed, dead, cancelled) or
+ *   is deleted notifies topic `job-finished` with the ids of such jobs, comma-separated: once
+ *   per statement, never per row, and never for jobs nobody waits for. More than
+ *   FINISHED_IDS_MAX ids are sent as '' (every waiter looks again).
  */
 import type { BackoffPolicy } from '../core/backoff.js';
 import type {
@@ -37,6 +41,22 @@ import type { CallerTransaction } from './types.js';
 
 /** The notification topic on which claimable work is announced (payload: the queue name). */
 export const JOBS_TOPIC = 'jobs';
+
+/** The topic on which waited-for jobs announce that they finished (payload: their ids). */
+export const JOB_FINISHED_TOPIC = 'job-finished';
+
+/** Most ids one `job-finished` notification names (8,000 bytes is PostgreSQL's payload limit). */
+export const FINISHED_IDS_MAX = 200;
+
+/** The ids a `job-finished` payload names; undefined for '' (any waited job may have finished). */
+export function finishedIds(payload: string): number[] | undefined {
+  return payload === '' ? undefined : payload.split(',').map(Number);
+}
+
+/** The payload announcing that these waited jobs finished. */
+export function finishedPayload(ids: readonly number[]): string {
+  return ids.length > FINISHED_IDS_MAX ? '' : ids.join(',');
+}
 
 export interface JobSpec {
   queue: string;
@@ -318,6 +338,12 @@ export interface JobOperations {
   /** One batch of deletes: each matching job that is not processing is deleted. */
   jobDeleteMatching(params: JobBatchParams): Promise<JobBatchOutcome>;
   jobGet(params: { id: number }): Promise<Job | null>;
+  /**
+   * Marks a job as waited for, so that its finish notifies `job-finished`, and answers it as it
+   * is once marked (the newest committed state: a finish that commits later sees the mark).
+   * Null when unknown. Callers mark only a job they found live.
+   */
+  jobWatch(params: { id: number }): Promise<Job | null>;
   jobList(params: JobListParams): Promise<Job[]>;
   jobCounts(): Promise<JobCount[]>;
   /** Expired processing jobs -> pending with backoff, or dead at max attempts. */

@@ -3,7 +3,7 @@
  * than produce into it (`lh.queue(name)`) or consume it in process (`lh.worker`):
  *
  * - reads and administration: `get`, `list`, `counts`, `queues`, `explain`, `workers`, `retry`,
- *   `cancel`, `delete`;
+ *   `cancel`, `delete`, and `waitUntilFinished`;
  * - the claim protocol, for a consumer outside this process that pulls jobs one call at a time
  *   (the HTTP task API): `claim`, `renewClaims`, `complete`, `fail`, `handBack`. Each is guarded
  *   by the claimant and the claim's generation, exactly as the in-process worker's calls are.
@@ -11,7 +11,7 @@
  * Like the other managers it validates every input, so engines never see bad data.
  */
 import { toMilliseconds, type Duration } from '../core/duration.js';
-import { InvalidArgumentError } from '../core/errors.js';
+import { InvalidArgumentError, NotFoundError } from '../core/errors.js';
 import {
   JOB_STATUSES,
   WORKER_STATUSES,
@@ -26,6 +26,8 @@ import {
 import { LIMITS, requireName, requireOneOf, requireSafeInteger } from '../core/validate.js';
 import type { Engine } from '../engine/engine.js';
 import type { JobCount, JobFailOutcome, JobLeaseRef, JobRenewed } from '../engine/jobs.js';
+import { JobWaiters } from './job-waiters.js';
+import { resolveWait, type WaitForOptions } from './wait-options.js';
 
 export interface JobListOptions {
   queue?: string;
@@ -66,7 +68,10 @@ export interface QueueOverview extends QueueSettings {
 const claimTtlBounds = { min: 100, max: LIMITS.ttlMaxMs };
 
 export class JobManager {
-  constructor(private readonly engine: Engine) {}
+  constructor(
+    private readonly engine: Engine,
+    private readonly waiters: JobWaiters = new JobWaiters(engine),
+  ) {}
 
   async get(id: number): Promise<Job | null> {
     return this.engine.jobGet({ id: requireId(id) });
@@ -134,6 +139,19 @@ export class JobManager {
    */
   async explain(id: number): Promise<JobExplanation | null> {
     return this.engine.jobExplain({ id: requireId(id) });
+  }
+
+  /**
+   * Waits until job `id` is finished (completed, dead or cancelled) and answers it; when
+   * `timeout` passes first, answers it as it is then (check `status`). Throws `not_found` when
+   * there is no such job, or it is deleted while waited for; `aborted` when `signal` fires.
+   * `lh.queue(name).waitFor` answers the result itself (decision 0249).
+   */
+  async waitUntilFinished(id: number, options: WaitForOptions = {}): Promise<Job> {
+    const jobId = requireId(id);
+    const job = await this.waiters.untilFinished(jobId, resolveWait(options));
+    if (!job) throw new NotFoundError('job', jobId);
+    return job;
   }
 
   /** Registered workers, of one status if given. */

@@ -6,9 +6,11 @@
  */
 import {
   InvalidArgumentError,
+  JobFailedError,
   NotFoundError,
   UnavailableError,
   UnsupportedError,
+  WaitTimeoutError,
   isLeaseholdError,
 } from '../core/errors.js';
 import type { Job, JobExplanation, QueueSettings } from '../core/types.js';
@@ -29,6 +31,8 @@ import {
   type JobFilter,
 } from './bulk-operations.js';
 import { PullConsumer } from './pull-consumer.js';
+import { JobWaiters } from './job-waiters.js';
+import { resolveWait, type WaitForOptions } from './wait-options.js';
 import {
   resolveReceive,
   type ReceiveManyOptions,
@@ -106,6 +110,7 @@ export class Queue {
     private readonly engine: Engine,
     name: string,
     private readonly singles: Coalescer<JobSpec, EnqueueOutcome> = singleEnqueues(engine),
+    private readonly waiters: JobWaiters = new JobWaiters(engine),
   ) {
     this.name = requireName('queue', name);
   }
@@ -225,6 +230,30 @@ export class Queue {
     const explanation = await this.engine.jobExplain({ id, queue: this.name });
     if (!explanation) throw new NotFoundError(`job of queue ${this.name}`, id);
     return explanation;
+  }
+
+  /**
+   * Waits for job `jobId` of this queue to finish (decision 0249) and answers its result.
+   * Rejects with `JobFailedError` (code `job_failed`, with the job's `status` and `lastError`)
+   * when it ends dead or cancelled; `WaitTimeoutError` (code `timeout`) when `timeout` passes
+   * first, the job untouched; `AbortedError` when `signal` fires; `not_found` when the queue has
+   * no such job, or it is deleted while waited for (a worker with `removeOnComplete` deletes it
+   * as it completes: its result is not kept, so wait with a worker that keeps jobs).
+   */
+  async waitFor<R = unknown>(jobId: number, options: WaitForOptions = {}): Promise<R> {
+    const id = requireSafeInteger('jobId', jobId, 1);
+    const wait = resolveWait(options);
+    const job = await this.waiters.untilFinished(id, wait, this.name);
+    if (!job) throw new NotFoundError(`job of queue ${this.name}`, id);
+    switch (job.status) {
+      case 'completed':
+        return job.result as R;
+      case 'dead':
+      case 'cancelled':
+        throw new JobFailedError(id, job.status, job.lastError);
+      default:
+        throw new WaitTimeoutError(id, job.status, wait.timeoutMs);
+    }
   }
 
   /** `{ paused, concurrency, perKeyConcurrency, rate, fairness }` as stored now. */

@@ -16,6 +16,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   lease_lost: 409,
   stale_token: 409,
   task_done: 409,
+  job_failed: 409,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -18,6 +18,8 @@ import { sendError } from './http-errors.js';
 declare module 'fastify' {
   interface FastifyRequest {
     replyTimer: NodeJS.Timeout | null;
+    /** The deadline this request was given (0: none), for a long poll to extend. */
+    replyTimeoutMs: number;
   }
 }
 
@@ -30,11 +32,11 @@ export const DEFAULT_REPLY_TIMEOUT_MS = 1_500;
 
 export function replyDeadline(app: FastifyInstance, timeoutMs: number): void {
   app.decorateRequest('replyTimer', null);
+  app.decorateRequest('replyTimeoutMs', 0);
   // Callback hooks, as elsewhere: an async hook costs a promise per request.
   app.addHook('onRequest', (request, reply, done) => {
-    request.replyTimer = setTimeout(() => answerLate(request, reply, timeoutMs), timeoutMs);
-    // An open request must not keep a closing process alive just for its deadline.
-    request.replyTimer.unref();
+    request.replyTimeoutMs = timeoutMs;
+    arm(request, reply, timeoutMs);
     done();
   });
   const clear = (request: FastifyRequest, _reply: unknown, done: () => void): void => {
@@ -44,6 +46,26 @@ export function replyDeadline(app: FastifyInstance, timeoutMs: number): void {
   };
   app.addHook('onResponse', clear);
   app.addHook('onRequestAbort', (request, done) => clear(request, undefined, done));
+}
+
+/**
+ * A long poll (GET /api/jobs/:id/wait) waits `waitMs` on purpose: its deadline becomes the wait
+ * plus the usual deadline, from now. Nothing to do on an app built without a deadline.
+ */
+export function extendReplyDeadline(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  waitMs: number,
+): void {
+  if (!request.replyTimer) return;
+  clearTimeout(request.replyTimer);
+  arm(request, reply, waitMs + request.replyTimeoutMs);
+}
+
+function arm(request: FastifyRequest, reply: FastifyReply, timeoutMs: number): void {
+  request.replyTimer = setTimeout(() => answerLate(request, reply, timeoutMs), timeoutMs);
+  // An open request must not keep a closing process alive just for its deadline.
+  request.replyTimer.unref();
 }
 
 function answerLate(request: FastifyRequest, reply: FastifyReply, timeoutMs: number): void {

@@ -22,6 +22,7 @@ import { progressCases } from './toolkit/progress.cases.js';
 import { pullConsumerCases } from './toolkit/pull-consumer.cases.js';
 import { scheduleCases } from './toolkit/schedules.cases.js';
 import { semaphoreCases } from './toolkit/semaphore.cases.js';
+import { waitForCases } from './toolkit/wait-for.cases.js';
 import { workerCases } from './toolkit/worker.cases.js';
 
 export function defineAllCases(h: EngineHarness): void {
@@ -48,6 +49,7 @@ export function defineAllCases(h: EngineHarness): void {
   progressCases(h);
   pullConsumerCases(h);
   enqueueOptionCases(h);
+  waitForCases(h);
   maintenanceCases(h);
   bulkOperationCases(h);
 }

@@ -17,7 +17,10 @@ export interface FuzzRequest {
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
-/** Every route but GET /api/events, whose stream never ends (it has a test of its own). */
+/**
+ * Every route but GET /api/events, whose stream never ends, and GET /api/jobs/:id/wait, a long
+ * poll that would hold a fuzzed request up to 30 s (each has a test of its own).
+ */
 const ROUTES: readonly [Method, string][] = [
   ['POST', '/api/leases'],
   ['PUT', '/api/leases/renew'],

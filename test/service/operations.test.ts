@@ -323,6 +323,7 @@ describe('health, metrics and docs', () => {
           ['post', '/api/jobs/{id}/retry', ['200', '404', '409']],
           ['post', '/api/jobs/{id}/cancel', ['200', '404', '409']],
           ['get', '/api/jobs/{id}/explain', ['200', '400', '404']],
+          ['get', '/api/jobs/{id}/wait', ['200', '400', '404']],
           ['get', '/api/queues', ['200']],
           ['post', '/api/queues/{name}/pause', ['200', '400', '403']],
           ['post', '/api/queues/{name}/resume', ['200', '400', '403']],

@@ -127,6 +127,7 @@ describe('route scopes', () => {
           'GET /api/events',
           'GET /api/queues',
           'GET /api/jobs/:id/explain',
+          'GET /api/jobs/:id/wait',
         ])
           assert.ok(byScope.read?.includes(what), `${what} needs read`);
         // Pause and resume are operator actions on jobs, as retry and cancel (decision 0242).

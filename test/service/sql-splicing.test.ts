@@ -21,7 +21,7 @@ const SQL_WORDS =
  *   `s`, `schema`, `this.quotedSchema`, and the notify channel derived from it;
  * - constants made of literals in the query modules (column lists, state CASEs, intervals,
  *   DURABLE_COMMIT);
- * - the parameters of the SQL helpers (CLOCK, STATE, notified, appendError, jobColumns,
+ * - the parameters of the SQL helpers (CLOCK, STATE, notified, finishedNotified, appendError, jobColumns,
  *   renewSet, ownedLive, DURABLE_CLOCK, and the epoch helpers EPOCH_CTE, NEXT_TERM,
  *   QUARANTINE_GATE, BEGIN_EPOCH, grantsNewTerm; the claim's flow-control fragments CLAIM_LIMITS,
  *   CLAIM_SLOTS, RATE_STARTS, PARTITION_HEAD, PARTITION_ROOM, FAIR_RANKS, BUSY_KEYS,
@@ -45,6 +45,8 @@ const ALLOWED_NAMES = new Set([
   'FREE_AT',
   'ERRORS_KEPT',
   'JOBS_TOPIC',
+  'JOB_FINISHED_TOPIC',
+  'FINISHED_IDS_MAX',
   'READY_OR_PARTITION_FREED',
   'ENQUEUE_INPUT',
   'ENQUEUE_COLUMNS',
@@ -92,6 +94,7 @@ const ALLOWED_HELPERS = new Set([
   'CLOCK',
   'STATE',
   'notified',
+  'finishedNotified',
   'appendError',
   'jobColumns',
   'renewSet',

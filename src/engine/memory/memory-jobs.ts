@@ -17,7 +17,14 @@ import type { CallerTransaction } from '../types.js';
 import { claimableJobs, explainFactsOf, roomOf, roundRobinByKey } from './memory-claim-limits.js';
 import type { ExplainSources, MemoryQueues } from './memory-queues.js';
 import { answerGroup, groupByKey, replaces } from '../enqueue-groups.js';
-import { JOBS_TOPIC, SCAN_FACTOR, newJob, type REPLACED_FIELDS } from '../jobs.js';
+import {
+  JOBS_TOPIC,
+  JOB_FINISHED_TOPIC,
+  SCAN_FACTOR,
+  finishedPayload,
+  newJob,
+  type REPLACED_FIELDS,
+} from '../jobs.js';
 import {
   claimOrder,
   dedupKey,
@@ -59,6 +66,8 @@ export class MemoryJobs implements JobOperations {
   /** Every job, in id order: ids only grow and a Map iterates in insertion order. */
   private readonly jobs = new Map<number, JobRecord>();
   private readonly liveKeys = new Map<string, number>();
+  /** Jobs someone waits for (jobWatch): their finish is announced on `job-finished`. */
+  private readonly waited = new Set<number>();
   private nextId = 1;
 
   constructor(
@@ -195,6 +204,7 @@ export class MemoryJobs implements JobOperations {
       accepted.push(r.id);
     }
     this.announce(woken);
+    this.announceFinished(accepted);
     return accepted;
   }
 
@@ -202,6 +212,7 @@ export class MemoryJobs implements JobOperations {
     const now = this.now();
     const woken = new Set<string>();
     const outcomes: JobFailOutcome[] = [];
+    const dead: number[] = [];
     for (const failure of p.jobs) {
       const r = this.owned(p.workerId, failure);
       if (!r) continue;
@@ -209,6 +220,7 @@ export class MemoryJobs implements JobOperations {
       if (failure.final === true || r.attempts >= r.maxAttempts) {
         this.finish(r, 'dead', now, woken);
         outcomes.push({ id: r.id, outcome: 'dead' });
+        dead.push(r.id);
         continue;
       }
       const delayMs = Math.max(0, failure.retryDelayMs);
@@ -217,6 +229,7 @@ export class MemoryJobs implements JobOperations {
       outcomes.push({ id: r.id, outcome: 'retried' });
     }
     this.announce(woken);
+    this.announceFinished(dead);
     return outcomes;
   }
 
@@ -243,6 +256,7 @@ export class MemoryJobs implements JobOperations {
       const woken = new Set<string>();
       this.finish(r, 'cancelled', this.now(), woken);
       this.announce(woken);
+      this.announceFinished([r.id]);
     }
     return view(r);
   }
@@ -271,6 +285,7 @@ export class MemoryJobs implements JobOperations {
     this.jobs.delete(r.id);
     // A pending partition head leaving lets the next job of its partition run.
     if (r.status === 'pending' && r.partitionKey !== null) this.announce(new Set([r.queue]));
+    this.announceFinished([r.id]);
     return true;
   }
 
@@ -295,12 +310,15 @@ export class MemoryJobs implements JobOperations {
     const now = this.now();
     const woken = new Set<string>();
     let changed = 0;
+    const finished: number[] = [];
     for (const r of batch) {
       if (!isLive(r)) continue;
       this.finish(r, 'cancelled', now, woken);
+      finished.push(r.id);
       changed++;
     }
     this.announce(woken);
+    this.announceFinished(finished);
     return { changed, next };
   }
 
@@ -308,14 +326,17 @@ export class MemoryJobs implements JobOperations {
     const { batch, next } = this.matchingBatch(p);
     const woken = new Set<string>();
     let changed = 0;
+    const gone: number[] = [];
     for (const r of batch) {
       if (r.status === 'processing') continue;
       this.jobs.delete(r.id);
+      gone.push(r.id);
       // A pending partition head leaving lets the next job of its partition run.
       if (r.status === 'pending' && r.partitionKey !== null) woken.add(r.queue);
       changed++;
     }
     this.announce(woken);
+    this.announceFinished(gone);
     return { changed, next };
   }
 
@@ -345,6 +366,13 @@ export class MemoryJobs implements JobOperations {
   async jobGet(p: { id: number }): Promise<Job | null> {
     const r = this.jobs.get(p.id);
     return r ? view(r) : null;
+  }
+
+  async jobWatch(p: { id: number }): Promise<Job | null> {
+    const r = this.jobs.get(p.id);
+    if (!r) return null;
+    this.waited.add(r.id);
+    return view(r);
   }
 
   /** Newest first (id descending), as `GET /api/jobs` and the dashboard present them. */
@@ -384,13 +412,13 @@ export class MemoryJobs implements JobOperations {
       .sort((a, b) => leaseEnd(a) - leaseEnd(b) || a.id - b.id)
       .slice(0, Math.max(0, p.limit));
     const woken = new Set<string>();
+    const dead: number[] = [];
     let rescued = 0;
-    let deadLettered = 0;
     for (const r of expired) {
       recordError(r, LEASE_EXPIRED, now);
       if (r.attempts >= r.maxAttempts) {
         this.finish(r, 'dead', now, woken);
-        deadLettered++;
+        dead.push(r.id);
         continue;
       }
       const delayMs = backoffDelay(p.backoff, r.attempts);
@@ -399,7 +427,8 @@ export class MemoryJobs implements JobOperations {
       rescued++;
     }
     this.announce(woken);
-    return { rescued, deadLettered };
+    this.announceFinished(dead);
+    return { rescued, deadLettered: dead.length };
   }
 
   async jobPrune(p: JobPruneParams): Promise<number> {
@@ -410,7 +439,10 @@ export class MemoryJobs implements JobOperations {
         (a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0) || a.id - b.id,
       )
       .slice(0, Math.max(0, p.limit));
-    for (const r of old) this.jobs.delete(r.id);
+    for (const r of old) {
+      this.jobs.delete(r.id);
+      this.waited.delete(r.id);
+    }
     return old.length;
   }
 
@@ -468,6 +500,17 @@ export class MemoryJobs implements JobOperations {
 
   private announce(queues: ReadonlySet<string>): void {
     for (const queue of queues) this.publish(JOBS_TOPIC, queue);
+  }
+
+  /**
+   * One `job-finished` notification for the waited-for jobs among `ids`, none when there are
+   * none, as the SQL's finishedNotified. The mark stays while the job exists (as the column
+   * does), so a job retried and finished again is announced again.
+   */
+  private announceFinished(ids: readonly number[]): void {
+    const waited = ids.filter((id) => this.waited.has(id));
+    for (const id of waited) if (!this.jobs.has(id)) this.waited.delete(id);
+    if (waited.length > 0) this.publish(JOB_FINISHED_TOPIC, finishedPayload(waited));
   }
 }
 

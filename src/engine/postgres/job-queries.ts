@@ -12,8 +12,13 @@
  * `pg_notify($channel, 'jobs|' || queue)` over the DISTINCT queues of the rows changed. A
  * partitioned job that finishes (completed, dead, cancelled, deleted while pending) lets the
  * next job of its partition run, so it wakes its queue too.
+ *
+ * Statements that finish or delete jobs also announce the waited-for ones among them
+ * (`finishedNotified`, decision 0249): one `job-finished` notification naming their ids, sent
+ * only when the statement finished at least one job someone waits for, so the completion of a
+ * job nobody waits for pays no NOTIFY.
  */
-import { JOBS_TOPIC, SCAN_FACTOR } from '../jobs.js';
+import { FINISHED_IDS_MAX, JOBS_TOPIC, JOB_FINISHED_TOPIC, SCAN_FACTOR } from '../jobs.js';
 import { MS } from './sql-units.js';
 
 /** The jobs columns a Job is mapped from (job-rows.ts), in the order statements return them. */
@@ -77,6 +82,19 @@ export const notified = (channel: string, source: string, where = 'true'): strin
   `notified AS (
     SELECT count(pg_notify(${channel}, '${JOBS_TOPIC}|' || w.queue)) AS n
     FROM (SELECT DISTINCT queue FROM ${source} WHERE ${where}) w)`;
+
+/**
+ * A CTE that notifies `job-finished|<ids>` once for the `source` rows matching `where` that are
+ * waited for (their `waited` column), and not at all when there are none: the HAVING leaves no
+ * row to notify for. Every statement using it joins `finished_notified`.
+ */
+export const finishedNotified = (channel: string, source: string, where = 'true'): string =>
+  `finished_notified AS (
+    SELECT count(pg_notify(${channel}, '${JOB_FINISHED_TOPIC}|' || w.ids)) AS n
+    FROM (
+      SELECT CASE WHEN count(*) > ${FINISHED_IDS_MAX} THEN '' ELSE string_agg(id::text, ',') END AS ids
+      FROM ${source} WHERE waited AND (${where}) HAVING count(*) > 0
+    ) w)`;
 
 /**
  * The job is owned by the caller: right worker, right term, still processing. "Processing" is
@@ -144,12 +162,12 @@ const matchingBatch = (s: string, applies: string): string => `scanned AS MATERI
  * job of a full batch, else below the lowest job scanned if the scan ran its full length, else
  * nowhere (the scan reached the oldest job).
  */
-const batchAnswer = (changed: string): string => `SELECT
+const batchAnswer = (changed: string, finishing = false): string => `SELECT
     (SELECT count(*) FROM ${changed})::integer AS changed,
     CASE WHEN (SELECT count(*) FROM batch) >= $9::integer THEN (SELECT min(id) FROM batch)
          WHEN (SELECT count(*) FROM scanned) >= $9::integer * ${SCAN_FACTOR} THEN (SELECT min(id) FROM scanned)
     END AS next
-  FROM notified`;
+  FROM notified${finishing ? ', finished_notified' : ''}`;
 
 /** Statuses a job may be deleted in: any but processing. */
 const DELETABLE = "('pending', 'completed', 'dead', 'cancelled')";
@@ -168,6 +186,7 @@ export interface JobQueries {
   JobCancelMatching: string;
   JobDeleteMatching: string;
   JobGet: string;
+  JobWatch: string;
   JobList: string;
   JobCounts: string;
   JobRescueExpired: string;
@@ -207,10 +226,11 @@ export function jobQueries(s: string): JobQueries {
           lease_expires_at = NULL, updated_at = clock.now
         FROM unnest($2::bigint[], $3::bigint[], $4::jsonb[], $5::integer[]) AS r(id, generation, result, o), clock
         WHERE ${OWNED}
-        RETURNING j.id, j.queue, j.partition_key, j.slot, r.o
+        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited, r.o
       ),
-      ${notified('$7', 'done', SLOT_FREED)}
-      SELECT d.id FROM done d, notified ORDER BY d.o`,
+      ${notified('$7', 'done', SLOT_FREED)},
+      ${finishedNotified('$7', 'done')}
+      SELECT d.id FROM done d, notified, finished_notified ORDER BY d.o`,
 
     // JobComplete for a worker with `removeOnComplete`: the same guard, the row deleted. $1 worker
     // id, $2 ids, $3 generations, $4 ordinals, $5 now, $6 channel. A DELETE writes no new row
@@ -220,10 +240,11 @@ export function jobQueries(s: string): JobQueries {
         DELETE FROM ${s}.jobs j
         USING unnest($2::bigint[], $3::bigint[], $4::integer[]) AS r(id, generation, o)
         WHERE ${OWNED}
-        RETURNING j.id, j.queue, j.partition_key, j.slot, r.o
+        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited, r.o
       ),
-      ${notified('$6', 'done', SLOT_FREED)}
-      SELECT d.id FROM done d, notified ORDER BY d.o`,
+      ${notified('$6', 'done', SLOT_FREED)},
+      ${finishedNotified('$6', 'done')}
+      SELECT d.id FROM done d, notified, finished_notified ORDER BY d.o`,
 
     // $1 worker id, $2 ids, $3 generations, $4 errors text[], $5 retry delays ms float8[],
     // $6 final boolean[], $7 ordinals, $8 now, $9 channel
@@ -241,11 +262,12 @@ export function jobQueries(s: string): JobQueries {
         FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::float8[], $6::boolean[], $7::integer[])
           AS r(id, generation, error, delay_ms, final, o), clock
         WHERE ${OWNED}
-        RETURNING j.id, j.queue, j.status, j.partition_key, j.slot,
+        RETURNING j.id, j.queue, j.status, j.partition_key, j.slot, j.waited,
           j.available_at <= clock.now AS ready, r.o
       ),
-      ${notified('$9', 'failed', READY_OR_PARTITION_FREED)}
-      SELECT f.id, f.status FROM failed f, notified ORDER BY f.o`,
+      ${notified('$9', 'failed', READY_OR_PARTITION_FREED)},
+      ${finishedNotified('$9', 'failed', "status = 'dead'")}
+      SELECT f.id, f.status FROM failed f, notified, finished_notified ORDER BY f.o`,
 
     // $1 worker id, $2 ids, $3 generations, $4 ordinals, $5 now, $6 channel.
     // The attempt is given back: a drain is not the job's fault.
@@ -268,10 +290,11 @@ export function jobQueries(s: string): JobQueries {
           status = 'cancelled', finished_at = clock.now, lease_expires_at = NULL, updated_at = clock.now
         FROM clock
         WHERE j.id = $1 AND j.status IN ${LIVE}
-        RETURNING ${cols}
+        RETURNING ${cols}, j.waited
       ),
-      ${notified('$3', 'cancelled', 'partition_key IS NOT NULL')}
-      SELECT c.* FROM cancelled c, notified
+      ${notified('$3', 'cancelled', 'partition_key IS NOT NULL')},
+      ${finishedNotified('$3', 'cancelled')}
+      SELECT ${jobColumns('c')} FROM cancelled c, notified, finished_notified
       UNION ALL
       SELECT ${cols} FROM ${s}.jobs j WHERE j.id = $1 AND NOT EXISTS (SELECT 1 FROM cancelled)`,
 
@@ -291,10 +314,11 @@ export function jobQueries(s: string): JobQueries {
     // $1 id, $2 channel. A pending partition head leaving lets the next job of its partition run.
     JobDelete: `WITH gone AS (
         DELETE FROM ${s}.jobs WHERE id = $1 AND status <> 'processing'
-        RETURNING queue, status, partition_key
+        RETURNING id, queue, status, partition_key, waited
       ),
-      ${notified('$2', 'gone', "status = 'pending' AND partition_key IS NOT NULL")}
-      SELECT count(*)::integer AS deleted FROM gone, notified`,
+      ${notified('$2', 'gone', "status = 'pending' AND partition_key IS NOT NULL")},
+      ${finishedNotified('$2', 'gone')}
+      SELECT count(*)::integer AS deleted FROM gone, notified, finished_notified`,
 
     // $1-$7 the match (see `matching`), $8 before id, $9 limit, $10 now, $11 channel. A job
     // whose key a live job holds stays as it is (the unique index would refuse the whole
@@ -327,22 +351,28 @@ export function jobQueries(s: string): JobQueries {
           status = 'cancelled', finished_at = clock.now, lease_expires_at = NULL, updated_at = clock.now
         FROM clock
         WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
-        RETURNING j.queue, j.partition_key, j.slot
+        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited
       ),
-      ${notified('$11', 'cancelled', SLOT_FREED)}
-      ${batchAnswer('cancelled')}`,
+      ${notified('$11', 'cancelled', SLOT_FREED)},
+      ${finishedNotified('$11', 'cancelled')}
+      ${batchAnswer('cancelled', true)}`,
 
     // $1-$9 as JobRetryMatching, $10 channel.
     JobDeleteMatching: `WITH ${matchingBatch(s, DELETABLE)},
       gone AS (
         DELETE FROM ${s}.jobs j WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
-        RETURNING j.queue, j.status, j.partition_key
+        RETURNING j.id, j.queue, j.status, j.partition_key, j.waited
       ),
-      ${notified('$10', 'gone', "status = 'pending' AND partition_key IS NOT NULL")}
-      ${batchAnswer('gone')}`,
+      ${notified('$10', 'gone', "status = 'pending' AND partition_key IS NOT NULL")},
+      ${finishedNotified('$10', 'gone')}
+      ${batchAnswer('gone', true)}`,
 
     // $1 id
     JobGet: `SELECT ${cols} FROM ${s}.jobs j WHERE j.id = $1`,
+
+    // $1 id. The UPDATE locks the newest row version, so the answer is the job as committed
+    // last, and a finishing statement that commits after this one sees the mark and notifies.
+    JobWatch: `UPDATE ${s}.jobs j SET waited = true WHERE j.id = $1 RETURNING ${cols}`,
 
     // $1 queue, $2 status, $3 partition key (each nullable), $4 limit, $5 offset. Newest first.
     JobList: `SELECT ${cols} FROM ${s}.jobs j
@@ -380,12 +410,14 @@ export function jobQueries(s: string): JobQueries {
           updated_at       = clock.now
         FROM clock
         WHERE j.id = ANY(ARRAY(SELECT id FROM expired)) -- locked above: no other guard needed
-        RETURNING j.queue, j.status, j.partition_key, j.slot, j.available_at <= clock.now AS ready
+        RETURNING j.id, j.queue, j.status, j.partition_key, j.slot, j.waited,
+          j.available_at <= clock.now AS ready
       ),
-      ${notified('$6', 'rescued', READY_OR_PARTITION_FREED)}
+      ${notified('$6', 'rescued', READY_OR_PARTITION_FREED)},
+      ${finishedNotified('$6', 'rescued', "status = 'dead'")}
       SELECT count(*) FILTER (WHERE r.status = 'pending')::integer AS rescued,
              count(*) FILTER (WHERE r.status = 'dead')::integer AS dead_lettered
-      FROM rescued r, notified`,
+      FROM rescued r, notified, finished_notified`,
 
     // $1 older than ms, $2 limit, $3 now
     JobPrune: `${CLOCK('$3')},

@@ -338,6 +338,10 @@ export class PostgresJobs implements JobOperations {
     return this.oneJob('JobGet', this.sql.JobGet, [p.id]);
   }
 
+  jobWatch(p: { id: number }): Promise<Job | null> {
+    return this.oneJob('JobWatch', this.sql.JobWatch, [p.id]);
+  }
+
   /** Newest first (id descending), as `GET /api/jobs` and the dashboard present them. */
   async jobList(p: JobListParams): Promise<Job[]> {
     const rows = await this.ctx.query<JobRow>('JobList', this.sql.JobList, [

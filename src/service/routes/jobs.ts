@@ -1,33 +1,21 @@
 /**
  * Queue administration over HTTP (the dashboard's actions): list and inspect jobs of any queue,
  * retry, cancel (a running job's worker learns it at its next renewal and its signal fires),
- * and delete (admin).
+ * and delete (admin); and the long poll that waits for a job to finish (decision 0249).
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { NotFoundError } from '../../core/errors.js';
+import { toMilliseconds } from '../../core/duration.js';
+import { NotFoundError, isLeaseholdError } from '../../core/errors.js';
 import { JOB_STATUSES, type JobStatus } from '../../core/types.js';
 import type { ServiceContext } from '../context.js';
 import { jobRefusal } from '../job-refusal.js';
+import { isFinished } from '../../queue/job-waiters.js';
+import { extendReplyDeadline } from '../reply-deadline.js';
 import { ErrorResponse, IdParams, Name, Paging } from '../schemas/common.js';
+import { JOB_WAIT_MAX_MS, JobSchema, JobWaitAnswer, JobWaitQuery } from '../schemas/jobs.js';
 import { jobJson } from '../serialize.js';
 
-const JobSchema = Type.Object(
-  {
-    progress: Type.Union(
-      [
-        Type.Number({ minimum: 0, maximum: 100 }),
-        Type.Object({}, { additionalProperties: true }),
-        Type.Null(),
-      ],
-      {
-        description:
-          'What the latest attempt last reported with ctx.progress: a percentage, a JSON object, or null.',
-      },
-    ),
-  },
-  { additionalProperties: true, description: 'A job (see the Job type).' },
-);
 const Query = Type.Object(
   {
     ...Paging.properties,
@@ -77,6 +65,58 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       return jobJson(job);
     },
   });
+
+  // Waits in progress, ended early (answered as they stand) when the server closes.
+  const waits = new Set<AbortController>();
+  app.addHook('preClose', (done) => {
+    for (const wait of waits) wait.abort();
+    done();
+  });
+
+  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof JobWaitQuery> }>(
+    '/api/jobs/:id/wait',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags: ['jobs'],
+        summary: `Long poll: answers when the job is finished (done: true) or after timeout, at most ${JOB_WAIT_MAX_MS / 1000} s (done: false).`,
+        params: IdParams,
+        querystring: JobWaitQuery,
+        response: { 200: JobWaitAnswer, 404: ErrorResponse, ...errors },
+      },
+      handler: async (request, reply) => {
+        const { id } = request.params;
+        const asked = request.query.timeout;
+        const waitMs = Math.min(
+          asked === undefined ? JOB_WAIT_MAX_MS : toMilliseconds('timeout', asked, { min: 0 }),
+          JOB_WAIT_MAX_MS,
+        );
+        extendReplyDeadline(request, reply, waitMs);
+        const stop = new AbortController();
+        const gone = (): void => stop.abort(); // the client left, or the server closes
+        reply.raw.once('close', gone);
+        waits.add(stop);
+        try {
+          const job = await jobs.waitUntilFinished(id, { timeout: waitMs, signal: stop.signal });
+          return {
+            done: isFinished(job),
+            job: jobJson(job),
+          };
+        } catch (error) {
+          if (!isLeaseholdError(error, 'aborted')) throw error;
+          const job = await jobs.get(id);
+          if (!job) throw new NotFoundError('job', id);
+          return {
+            done: isFinished(job),
+            job: jobJson(job),
+          };
+        } finally {
+          waits.delete(stop);
+          reply.raw.off('close', gone);
+        }
+      },
+    },
+  );
 
   for (const action of ['retry', 'cancel'] as const) {
     app.post<{ Params: Static<typeof IdParams> }>(`/api/jobs/:id/${action}`, {

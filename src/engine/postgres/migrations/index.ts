@@ -10,6 +10,7 @@ import { semaphores } from './0009_semaphores.js';
 import { jobTimeout } from './0010_job_timeout.js';
 import { rateWindow } from './0011_rate_window.js';
 import { jobProgress } from './0012_job_progress.js';
+import { jobWaited } from './0013_job_waited.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -27,4 +28,5 @@ export const MIGRATIONS: readonly Migration[] = [
   jobTimeout,
   rateWindow,
   jobProgress,
+  jobWaited,
 ];

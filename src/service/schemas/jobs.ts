@@ -1,0 +1,49 @@
+/**
+ * Schemas of the job routes (routes/jobs.ts), among them the long poll that waits for a job to
+ * finish (GET /api/jobs/:id/wait, decision 0249).
+ */
+import { Type } from 'typebox';
+
+export const JobSchema = Type.Object(
+  {
+    progress: Type.Union(
+      [
+        Type.Number({ minimum: 0, maximum: 100 }),
+        Type.Object({}, { additionalProperties: true }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'What the latest attempt last reported with ctx.progress: a percentage, a JSON object, or null.',
+      },
+    ),
+  },
+  { additionalProperties: true, description: 'A job (see the Job type).' },
+);
+
+/** The longest one long poll waits; a longer `timeout` is cut to it (the client asks again). */
+export const JOB_WAIT_MAX_MS = 30_000;
+
+export const JobWaitQuery = Type.Object(
+  {
+    timeout: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 32,
+        description: `How long to wait: milliseconds ("2500") or a duration ("10s"); at least 0, cut to ${JOB_WAIT_MAX_MS} ms. Default: ${JOB_WAIT_MAX_MS} ms.`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const JobWaitAnswer = Type.Object(
+  {
+    done: Type.Boolean({
+      description:
+        'True when the job is finished (completed, dead or cancelled); false when the wait ended first: ask again.',
+    }),
+    job: JobSchema,
+  },
+  { additionalProperties: false },
+);
