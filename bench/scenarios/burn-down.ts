@@ -78,6 +78,13 @@ const shapeLabel = (o: BurnDownOptions): string =>
  */
 const PULL: PullShape = { loops: 2, max: 50 };
 const PULL_ID = 'burnDown.leasehold.pull.l2m50';
+/**
+ * The pull consumer against graphile-worker, which deletes its finished jobs: like for like, it
+ * deletes them at their ack, and takes as many at once as the push worker's deleting shape
+ * claims (two receivers × 500, against concurrency 1000 / claim batch 500).
+ */
+const PULL_DELETING: PullShape = { loops: 2, max: 500, removeOnAck: true };
+const PULL_DELETING_ID = 'burnDown.leasehold.pull.l2m500.remove';
 const PUSH_FOR_PULL = LEASEHOLD_TUNED[0]!;
 
 /** The configurations each compared ratio names, fixed before the run (no best-of-several). */
@@ -126,6 +133,12 @@ export const burnDownFamily: Family = {
         PULL_ID,
         `leasehold pull consumer, ${PULL.loops} receivers × receiveMany ${PULL.max}, acks together`,
         (n, limit) => leaseholdPullDrain(url, n, PULL, limit),
+      ),
+      system(
+        ctx,
+        PULL_DELETING_ID,
+        `leasehold pull consumer, ${PULL_DELETING.loops} receivers × receiveMany ${PULL_DELETING.max}, removeOnAck, acks together`,
+        (n, limit) => leaseholdPullDrain(url, n, PULL_DELETING, limit),
       ),
       system(ctx, 'burnDown.leasehold.default', 'leasehold, defaults', (n, limit) =>
         leaseholdDrain(url, n, undefined, limit),
@@ -184,8 +197,8 @@ export const burnDownFamily: Family = {
     });
     results.ratio({
       key: 'burnDownPullVsGraphile',
-      label: `burn-down, leasehold pull consumer keeping finished jobs (${PULL.loops} × receiveMany ${PULL.max}; it has no delete-on-ack) ÷ graphile-worker, performance config, deleting them`,
-      numerator: PULL_ID,
+      label: `burn-down, both deleting finished jobs: leasehold pull consumer (${PULL_DELETING.loops} × receiveMany ${PULL_DELETING.max}, removeOnAck) ÷ graphile-worker, performance config`,
+      numerator: PULL_DELETING_ID,
       denominator: 'burnDown.graphile.fast',
       target: { op: '>=', value: 1.5 },
     });

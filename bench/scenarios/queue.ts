@@ -96,12 +96,14 @@ export function leaseholdDrain(
 export interface PullShape {
   loops: number;
   max: number;
+  /** Delete each job at its ack instead of keeping it completed. */
+  removeOnAck?: boolean;
 }
 
 /**
  * Drains `n` pre-enqueued no-op jobs through the pull consumer (decision 0246): each loop takes
  * up to `max` messages in one claim and acks them together (one completion statement), keeping
- * the completed jobs. Timed like the push worker: from the first receive to the last ack written.
+ * the completed jobs (or deleting them, `removeOnAck`). Timed like the push worker: from the first receive to the last ack written.
  */
 export function leaseholdPullDrain(
   url: string,
@@ -116,7 +118,12 @@ export function leaseholdPullDrain(
     let running = true;
     const loops = Array.from({ length: shape.loops }, async () => {
       while (running) {
-        const messages = await queue.receiveMany({ max: shape.max, visibility: '60s', wait: 200 });
+        const messages = await queue.receiveMany({
+          max: shape.max,
+          visibility: '60s',
+          wait: 200,
+          removeOnAck: shape.removeOnAck ?? false,
+        });
         await Promise.all(messages.map((m) => m.ack()));
         for (let i = 0; i < messages.length; i++) countdown.add();
       }

@@ -17,54 +17,43 @@ import { Coalescer } from '../runtime/coalescer.js';
 import type { Subscription } from '../engine/notifications.js';
 import { Message, type MessageContext } from './message.js';
 import { PROGRESS_INTERVAL_MS, ProgressWriter } from './progress-writer.js';
-import type { ResolvedReceive } from './receive-options.js';
+import { RECEIVE_LIMITS, type ResolvedReceive } from './receive-options.js';
 
 /** Longest sleep between two claims of a waiting receive when no notification comes. */
 export const POLL_MS = 1_000;
 
 export class PullConsumer {
   readonly receiverId = `receiver-${randomBytes(6).toString('hex')}`;
-  /**
-   * Acks in flight at once go to the database as one completion statement (a receiveMany's
-   * messages acked with Promise.all cost one round trip and one commit, as a worker's batch).
-   * An ack whose statement's answer was lost fails with that `unavailable` error, never retried.
-   */
-  private readonly completions: Coalescer<JobCompletion, boolean>;
-  /** What every message of this receiver acks, nacks and extends through. */
-  private readonly messages: MessageContext;
+  /** What the messages of this receiver ack, nack and extend through: keeping acked jobs… */
+  private readonly keeping: MessageContext;
+  /** …or deleting them (`removeOnAck`). */
+  private readonly removing: MessageContext;
 
   constructor(
     private readonly engine: Engine,
     private readonly queue: string,
   ) {
-    const complete = async (jobs: readonly JobCompletion[]): Promise<boolean[]> => {
-      const accepted = new Set(await engine.jobComplete({ workerId: this.receiverId, jobs }));
-      return jobs.map((job) => accepted.has(job.id));
-    };
-    this.completions = new Coalescer<JobCompletion, boolean>({
-      one: async (job) => (await complete([job]))[0]!,
-      many: complete,
-      key: (job) => String(job.id),
-      failWhole: (error) =>
-        isLeaseholdError(error, 'unavailable') && error.details.outcome === 'unknown'
-          ? error
-          : undefined,
-    });
-    this.messages = {
+    // A failed progress write is tried again on the next turn; the receiver has no event stream
+    // to report it on, and a message whose lease is gone learns it from its next call anyway.
+    const progress = new ProgressWriter({
       engine,
+      ownerId: this.receiverId,
       clock: engine.clock,
-      receiverId: this.receiverId,
-      complete: (job) => this.completions.run(job),
-      // A failed write is tried again on the next turn; the receiver has no event stream to
-      // report it on, and a message whose lease is gone learns it from its next call anyway.
-      progress: new ProgressWriter({
+      intervalMs: PROGRESS_INTERVAL_MS,
+      onError: () => {},
+    });
+    const context = (remove: boolean): MessageContext => {
+      const completions = acks(engine, this.receiverId, remove);
+      return {
         engine,
-        ownerId: this.receiverId,
         clock: engine.clock,
-        intervalMs: PROGRESS_INTERVAL_MS,
-        onError: () => {},
-      }),
+        receiverId: this.receiverId,
+        complete: (job) => completions.run(job),
+        progress,
+      };
     };
+    this.keeping = context(false);
+    this.removing = context(true);
   }
 
   /** Claims up to `max` messages, waiting up to `waitMs` (0: one claim) for the first. */
@@ -91,7 +80,15 @@ export class PullConsumer {
           leaseTtlMs: o.visibilityMs,
         });
         if (jobs.length > 0)
-          return jobs.map((job) => new Message<P>(job, this.messages, o.visibilityMs, sentAt));
+          return jobs.map(
+            (job) =>
+              new Message<P>(
+                job,
+                o.removeOnAck ? this.removing : this.keeping,
+                o.visibilityMs,
+                sentAt,
+              ),
+          );
         const left = giveUpAt - clock.monotonic();
         if (left <= 0) return [];
         if (!subscription && this.engine.capabilities.notifications) {
@@ -122,6 +119,33 @@ export class PullConsumer {
       await subscription?.unsubscribe().catch(() => {});
     }
   }
+}
+
+/**
+ * Acks in flight at once go to the database as one completion statement (a receiveMany's
+ * messages acked with Promise.all cost one round trip and one commit, as a worker's batch), up
+ * to a whole receiveMany's worth. An ack whose statement's answer was lost fails with that
+ * `unavailable` error, never retried.
+ */
+function acks(
+  engine: Engine,
+  receiverId: string,
+  remove: boolean,
+): Coalescer<JobCompletion, boolean> {
+  const complete = async (jobs: readonly JobCompletion[]): Promise<boolean[]> => {
+    const accepted = new Set(await engine.jobComplete({ workerId: receiverId, jobs, remove }));
+    return jobs.map((job) => accepted.has(job.id));
+  };
+  return new Coalescer<JobCompletion, boolean>({
+    one: async (job) => (await complete([job]))[0]!,
+    many: complete,
+    key: (job) => String(job.id),
+    maxBatch: RECEIVE_LIMITS.maxMessages,
+    failWhole: (error) =>
+      isLeaseholdError(error, 'unavailable') && error.details.outcome === 'unknown'
+        ? error
+        : undefined,
+  });
 }
 
 function aborted(signal: AbortSignal): AbortedError {

@@ -12,6 +12,12 @@ export interface TryReceiveOptions {
    * at most a day. After it, unless acked, nacked or extended, another receiver may take it.
    */
   visibility: Duration;
+  /**
+   * Delete a message's job when it is acked instead of keeping it as `completed` (the worker's
+   * `removeOnComplete`): no history and no result, one row write fewer per message. Default
+   * false.
+   */
+  removeOnAck?: boolean;
 }
 
 export interface ReceiveOptions extends TryReceiveOptions {
@@ -38,6 +44,7 @@ export interface ResolvedReceive {
   waitMs: number;
   max: number;
   signal: AbortSignal | undefined;
+  removeOnAck: boolean;
 }
 
 export function visibilityMs(field: string, value: unknown): number {
@@ -58,7 +65,10 @@ export function resolveReceive(options: unknown, withMax: boolean): ResolvedRece
   const signal = o.signal;
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new InvalidArgumentError('signal', 'must be an AbortSignal');
+  if (o.removeOnAck !== undefined && typeof o.removeOnAck !== 'boolean')
+    throw new InvalidArgumentError('removeOnAck', 'must be a boolean');
   return {
+    removeOnAck: o.removeOnAck ?? false,
     visibilityMs: visibilityMs('visibility', o.visibility),
     waitMs:
       o.wait === undefined ? Number.POSITIVE_INFINITY : toMilliseconds('wait', o.wait, { min: 0 }),

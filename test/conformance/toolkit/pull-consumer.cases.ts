@@ -80,6 +80,34 @@ export function pullConsumerCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
+      'removeOnAck deletes an acked job; a nacked one stays; a bad flag changes nothing',
+      async ({ lh, engine }) => {
+        const q = lh.queue('pull');
+        const [kept, gone, nacked] = await q.enqueueMany(
+          Array.from({ length: 3 }, (_, i) => ({ payload: { i } })),
+        );
+        await assert.rejects(
+          q.receiveMany({ max: 3, visibility: '5s', removeOnAck: 'yes' as unknown as boolean }),
+          (e) => isLeaseholdError(e, 'invalid_argument') && e.details.field === 'removeOnAck',
+        );
+        assert.equal((await engine.jobGet({ id: kept!.id }))?.status, 'pending');
+        const one = await q.tryReceive({ visibility: '5s' });
+        await one!.ack('kept');
+        const two = await q.receiveMany({ max: 2, visibility: '5s', removeOnAck: true });
+        assert.deepEqual(
+          two.map((m) => m.id),
+          [gone!.id, nacked!.id],
+        );
+        await two[0]!.ack('not kept');
+        await two[1]!.nack({ delay: '1h' });
+        assert.equal((await engine.jobGet({ id: kept!.id }))?.status, 'completed');
+        assert.equal(await engine.jobGet({ id: gone!.id }), null, 'deleted at its ack');
+        assert.equal((await engine.jobGet({ id: nacked!.id }))?.status, 'pending');
+      },
+    );
+
+    conformanceCase(
+      h,
       'acks in flight together are answered each by its own token',
       async ({ lh, clock, engine }) => {
         const a = lh.queue('pull');
