@@ -164,6 +164,12 @@ export interface JobClaimParams {
   workerId: string;
   limit: number;
   leaseTtlMs: number;
+  /**
+   * Only jobs whose `type` is one of these (a worker that leaves the types it has no handler for
+   * to other workers); absent: jobs of any type or none. A job passed over keeps its place: a
+   * partition's head of another type still holds its partition back.
+   */
+  types?: readonly string[];
 }
 
 /** Identifies one term of ownership of a job. */

@@ -25,6 +25,8 @@ export interface ProducerOptions {
   clock: Clock;
   workerId: string;
   queues: readonly string[];
+  /** Claim only jobs of these types; undefined: any. */
+  types?: readonly string[] | undefined;
   leaseTtlMs: number;
   pollIntervalMs: number;
   /** Fewest ms between two claims caused by notifications. */
@@ -189,6 +191,7 @@ export class Producer {
         queues: this.o.queues,
         workerId: this.o.workerId,
         limit,
+        ...(this.o.types === undefined ? {} : { types: this.o.types }),
         leaseTtlMs: this.o.leaseTtlMs,
       });
       this.failures = 0;

@@ -25,6 +25,13 @@ export interface WorkerOptions<M extends JobTypes = JobTypes> {
    * dead letter at once with an error naming the types this worker handles.
    */
   handlers?: TypedHandlers<M>;
+  /**
+   * With `handlers`: what becomes of a job of a type this worker has no handler for (or of no
+   * type). 'dead-letter' (default): claimed and dead-lettered at once with an error naming the
+   * types it handles. 'leave': never claimed by this worker, left pending for one that handles
+   * it (a partition's head of another type still holds its partition back).
+   */
+  unknownTypes?: 'dead-letter' | 'leave';
   /** Jobs run at once; default 10. */
   concurrency?: number;
   /** Lease of each claimed job; default 30 s. */
@@ -89,6 +96,8 @@ export interface ResolvedWorkerOptions {
   removeOnComplete: boolean;
   notifications: boolean;
   heartbeatEveryMs: number;
+  /** Claim only jobs of these types (`unknownTypes: 'leave'`); undefined: any. */
+  claimTypes: readonly string[] | undefined;
 }
 
 export const WORKER_LIMITS = { concurrencyMax: 1_000, claimBatchMax: 1_000 } as const;
@@ -107,6 +116,15 @@ export function resolveWorkerOptions<M extends JobTypes>(
   if (o.handler !== undefined && typeof o.handler !== 'function')
     throw new InvalidArgumentError('handler', `must be a function, got ${typeName(o.handler)}`);
   const handler = o.handler ?? dispatchByType(o.handlers);
+  if (
+    o.unknownTypes !== undefined &&
+    o.unknownTypes !== 'dead-letter' &&
+    o.unknownTypes !== 'leave'
+  )
+    throw new InvalidArgumentError('unknownTypes', 'must be "dead-letter" or "leave"');
+  if (o.unknownTypes !== undefined && o.handlers === undefined)
+    throw new InvalidArgumentError('unknownTypes', 'applies only with handlers (one per job type)');
+  const claimTypes = o.unknownTypes === 'leave' ? Object.keys(o.handlers!) : undefined;
   const concurrency =
     o.concurrency === undefined ? 10 : requireSafeInteger('concurrency', o.concurrency, 1);
   if (concurrency > WORKER_LIMITS.concurrencyMax)
@@ -144,5 +162,6 @@ export function resolveWorkerOptions<M extends JobTypes>(
     removeOnComplete: optionalBoolean('removeOnComplete', o.removeOnComplete, false),
     notifications: optionalBoolean('notifications', o.notifications, true),
     heartbeatEveryMs: toMilliseconds('heartbeatEvery', o.heartbeatEvery ?? 5_000, { min: 10 }),
+    claimTypes,
   };
 }

@@ -121,6 +121,7 @@ export class Worker {
       clock: this.clock,
       workerId: this.id,
       queues: this.o.queues,
+      types: this.o.claimTypes,
       leaseTtlMs: this.o.leaseTtlMs,
       pollIntervalMs: this.o.pollIntervalMs,
       cooldownMs: this.o.fetchCooldownMs,

@@ -120,10 +120,11 @@ export class MemoryJobs implements JobOperations {
     const now = this.now();
     const leaseExpiresAt = new Date(now.getTime() + p.leaseTtlMs);
     const queues = new Set(p.queues);
+    const types = p.types === undefined ? undefined : new Set(p.types);
     const claimable = claimableJobs(this.jobs.values(), queues, now, (queue) => {
       const state = this.queues.state(queue);
       return state ? state.settings.perKeyConcurrency : 1;
-    });
+    }).filter((r) => types === undefined || (r.type !== null && types.has(r.type)));
     // As the SQL does: each queue's picks in its own order up to its room, then the oldest of
     // them all up to the limit.
     const picks: JobRecord[] = [];

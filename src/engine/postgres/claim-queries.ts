@@ -78,7 +78,8 @@ export function claimLockBegin(s: string, queues: readonly string[]): string {
 
 export function claimQueries(s: string): ClaimQueries {
   return {
-    // $1 queues text[] (distinct), $2 worker id, $3 limit, $4 lease ttl ms, $5 now.
+    // $1 queues text[] (distinct), $2 worker id, $3 limit, $4 lease ttl ms, $5 now, $6 the
+    // types to claim (text[], NULL: any; JobClaimParams.types).
     //
     // Claimable: pending, available, and either unpartitioned or the head of its partition: no
     // older unfinished job in its (queue, partition_key), and no younger one processing (which
@@ -122,6 +123,7 @@ export function claimQueries(s: string): ClaimQueries {
           SELECT j.id, j.priority, j.available_at FROM ${s}.jobs j
           WHERE (SELECT open AND NOT configured FROM gate) AND j.queue = q.queue
             AND j.status = 'pending' AND j.available_at <= (SELECT now FROM clock)
+            AND ((SELECT $6::text[]) IS NULL OR j.type = ANY((SELECT $6::text[])::text[]))
             AND ${NOT_BUSY} AND (j.partition_key IS NULL OR (
 ${PARTITION_HEAD(s)}))
           ORDER BY j.priority DESC, j.available_at, j.id
@@ -159,6 +161,7 @@ ${PARTITION_HEAD(s)}))
           SELECT j.id, j.queue, j.partition_key, j.priority, j.available_at FROM ${s}.jobs j
           WHERE w.fairness = 'oldest' AND (SELECT open FROM gate) AND j.queue = w.queue
             AND j.status = 'pending' AND j.available_at <= (SELECT now FROM clock)
+            AND ((SELECT $6::text[]) IS NULL OR j.type = ANY((SELECT $6::text[])::text[]))
             AND ${NOT_BUSY} AND ${PARTITION_ROOM(s)}
           ORDER BY j.priority DESC, j.available_at, j.id
           LIMIT w.room
@@ -172,6 +175,7 @@ ${PARTITION_HEAD(s)}))
           FROM (${FAIR_RANKS(s)}) r
           JOIN ${s}.jobs j ON j.id = r.id
           WHERE w.fairness = 'key' AND (SELECT open FROM gate) AND j.status = 'pending'
+            AND ((SELECT $6::text[]) IS NULL OR j.type = ANY((SELECT $6::text[])::text[]))
             AND ${NOT_BUSY} AND ${PARTITION_ROOM(s)}
           ORDER BY r.rank, j.priority DESC, j.available_at, j.id
           LIMIT w.room

@@ -91,7 +91,14 @@ export class PostgresJobs implements JobOperations {
     for (let run = 1; ; run++) {
       try {
         const name = limited ? 'JobClaimLimited' : 'JobClaimBatch';
-        const params = [queues, p.workerId, p.limit, p.leaseTtlMs, this.ctx.pinnedNow()];
+        const params = [
+          queues,
+          p.workerId,
+          p.limit,
+          p.leaseTtlMs,
+          this.ctx.pinnedNow(),
+          p.types === undefined ? null : [...p.types],
+        ];
         const rows = await withEpoch(this.ctx, name, () =>
           limited
             ? this.ctx.queryValuesInTransaction(

@@ -226,6 +226,63 @@ export function workerCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
+      "with unknownTypes 'leave', claims only its handlers' types and leaves the rest pending",
+      async ({ lh, clock, engine }) => {
+        const q = lh.queue('mixed');
+        const [email, fax, untyped, keyedFax, keyedEmail] = await q.enqueueMany([
+          { payload: 1, options: { type: 'email' } },
+          { payload: 2, options: { type: 'fax' } },
+          { payload: 3 },
+          { payload: 4, options: { type: 'fax', partitionKey: 'p' } },
+          { payload: 5, options: { type: 'email', partitionKey: 'p' } },
+        ]);
+        await assert.rejects(
+          startWorker(lh, { queues: 'mixed', handler: async () => 1, unknownTypes: 'leave' }),
+          (e) => isLeaseholdError(e, 'invalid_argument') && e.details.field === 'unknownTypes',
+        );
+        const ran: number[] = [];
+        const emails = await startWorker(lh, {
+          queues: 'mixed',
+          unknownTypes: 'leave',
+          handlers: { email: async (job) => void ran.push(job.id) },
+        });
+        try {
+          await pumpUntil(clock, 'the email job done', async () =>
+            (await engine.jobGet({ id: email!.id }))?.status === 'completed' ? true : null,
+          );
+          await pumpFor(clock, 300);
+          assert.deepEqual(ran, [email!.id], 'the keyed email waits behind its partition head');
+          for (const job of [fax, untyped, keyedFax, keyedEmail])
+            assert.equal((await engine.jobGet({ id: job!.id }))?.status, 'pending');
+          const faxes = await startWorker(lh, {
+            queues: 'mixed',
+            unknownTypes: 'leave',
+            handlers: { fax: async (job) => void ran.push(job.id) },
+          });
+          try {
+            await pumpUntil(clock, 'both faxes and the keyed email done', () =>
+              ran.length === 4 ? true : null,
+            );
+            assert.deepEqual(
+              [...ran].sort((x, y) => x - y),
+              [email!.id, fax!.id, keyedFax!.id, keyedEmail!.id],
+            );
+            assert.ok(
+              ran.indexOf(keyedEmail!.id) > ran.indexOf(keyedFax!.id),
+              'the keyed email runs once its partition head (a fax) ran',
+            );
+            assert.equal((await engine.jobGet({ id: untyped!.id }))?.status, 'pending');
+          } finally {
+            await faxes.stop();
+          }
+        } finally {
+          await emails.stop();
+        }
+      },
+    );
+
+    conformanceCase(
+      h,
       'keeps a long job by renewing its lease, in one statement per interval for all jobs',
       async ({ lh, clock, engine }) => {
         await lh.queue('long').enqueueMany([{ payload: 1 }, { payload: 2 }]);
