@@ -159,6 +159,14 @@ export interface EnqueueOutcome {
  */
 export type ClaimedJobs = Job[] & { readonly limited?: boolean };
 
+/**
+ * Marks a claim's answer as limited. Not enumerable: the answer is still an array of jobs to
+ * every comparison and copy (a copy drops the mark, which only costs the worker a short claim).
+ */
+export function markLimited(jobs: Job[]): ClaimedJobs {
+  return Object.defineProperty(jobs, 'limited', { value: true, enumerable: false });
+}
+
 export interface JobClaimParams {
   queues: readonly string[];
   workerId: string;

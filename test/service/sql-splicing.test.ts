@@ -24,8 +24,9 @@ const SQL_WORDS =
  * - the parameters of the SQL helpers (CLOCK, STATE, notified, finishedNotified, appendError, jobColumns,
  *   renewSet, ownedLive, DURABLE_CLOCK, and the epoch helpers EPOCH_CTE, NEXT_TERM,
  *   QUARANTINE_GATE, BEGIN_EPOCH, grantsNewTerm; the claim's flow-control fragments CLAIM_LIMITS,
- *   CLAIM_SLOTS, RATE_STARTS, PARTITION_HEAD, PARTITION_ROOM, FAIR_RANKS, BUSY_KEYS,
- *   BUSY_KEYS_LIMITED, NOT_BUSY; postgres-queues.ts's `field`), which are only ever called with literals, the
+ *   CLAIM_ASSIGNED, RATE_STARTS, PARTITION_HEAD, PARTITION_ROOM, FAIR_RANKS, BUSY_KEYS,
+ *   BUSY_KEYS_LIMITED, NOT_BUSY; the operations over many jobs' matching, matchingBatch and
+ *   batchAnswer; postgres-queues.ts's `field`), which are only ever called with literals, the
  *   constants above, or vetted helper calls and templates (checked below).
  */
 const ALLOWED_NAMES = new Set([
@@ -48,6 +49,10 @@ const ALLOWED_NAMES = new Set([
   'JOB_FINISHED_TOPIC',
   'FINISHED_IDS_MAX',
   'READY_OR_PARTITION_FREED',
+  'REPLACING_INPUT',
+  'SCAN_FACTOR',
+  'DELETABLE',
+  'CLAIM_ASSIGNED',
   'ENQUEUE_INPUT',
   'ENQUEUE_COLUMNS',
   'ENQUEUE_VALUES',
@@ -89,6 +94,9 @@ const ALLOWED_NAMES = new Set([
   'jsonKey',
   'whenNamed',
   'otherwise',
+  'applies',
+  'changed',
+  'notifiers',
 ]);
 const ALLOWED_HELPERS = new Set([
   'CLOCK',
@@ -111,8 +119,10 @@ const ALLOWED_HELPERS = new Set([
   'BUSY_KEYS',
   'BUSY_KEYS_LIMITED',
   'FAIR_RANKS',
-  'CLAIM_SLOTS',
   'RATE_STARTS',
+  'matching',
+  'matchingBatch',
+  'batchAnswer',
   'field',
 ]);
 

@@ -21,6 +21,7 @@ import {
   JOBS_TOPIC,
   JOB_FINISHED_TOPIC,
   SCAN_FACTOR,
+  markLimited,
   finishedPayload,
   newJob,
   type REPLACED_FIELDS,
@@ -155,7 +156,7 @@ export class MemoryJobs implements JobOperations {
       });
       return view(r);
     });
-    return limited ? Object.assign(jobs, { limited: true }) : jobs;
+    return limited ? markLimited(jobs) : jobs;
   }
 
   /** The facts about job `id` that explain.ts needs from this family (MemoryQueues.jobExplain). */

@@ -4,7 +4,6 @@
  * PostgresJobs chooses between them; both take the same parameters and answer the claimed jobs
  * followed by one column saying whether any of the claim's queues has settings.
  */
-import pg from 'pg';
 import { DURABLE_CLOCK } from './durable-commit.js';
 import {
   BUSY_KEYS,
@@ -22,6 +21,7 @@ import { JOB_COLUMNS, type JobColumn } from './job-queries.js';
 import { MS } from './sql-units.js';
 
 export interface ClaimQueries {
+  JobClaimLock: string;
   JobClaimBatch: string;
   JobClaimLimited: string;
 }
@@ -63,21 +63,18 @@ const CLAIM_RETURNING = JOB_COLUMNS.map((c) =>
  */
 export const CLAIM_LOCK_IDLE_MS = 2_000;
 
-/**
- * What opens a limited claim's transaction (decision 0253), in one round trip: BEGIN, the idle
- * limit, and the claim's queues' settings rows locked FOR UPDATE in name order (two claimers of
- * overlapping lists take them in the same order, so they cannot deadlock). Limited claims of a
- * queue therefore run one at a time, each on a snapshot taken after the one before committed.
- * Simple-protocol text, so the names are inlined as escaped literals.
- */
-export function claimLockBegin(s: string, queues: readonly string[]): string {
-  const names = queues.map((q) => pg.escapeLiteral(q)).join(', ');
-  return `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${CLAIM_LOCK_IDLE_MS};
-    SELECT 1 FROM ${s}.queues WHERE name IN (${names}) ORDER BY name FOR UPDATE`;
-}
-
 export function claimQueries(s: string): ClaimQueries {
   return {
+    // The first statement of a limited claim's transaction (decision 0253). $1 queues text[],
+    // $2 the idle limit in ms. Locks the queues' settings rows FOR UPDATE in name order (two
+    // claimers of overlapping lists take them in the same order, so they cannot deadlock), so
+    // limited claims of a queue run one at a time, each on a snapshot taken after the one
+    // before committed; and sets the transaction's idle limit (CLAIM_LOCK_IDLE_MS).
+    JobClaimLock: `WITH locked AS (
+        SELECT name FROM ${s}.queues WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE
+      )
+      SELECT set_config('idle_in_transaction_session_timeout', $2::text, true),
+        (SELECT count(*) FROM locked) AS locked`,
     // $1 queues text[] (distinct), $2 worker id, $3 limit, $4 lease ttl ms, $5 now, $6 the
     // types to claim (text[], NULL: any; JobClaimParams.types).
     //

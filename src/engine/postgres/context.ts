@@ -113,42 +113,35 @@ export class PgContext {
   }
 
   /**
-   * `queryValues` in a transaction opened by `begin`: simple-protocol text with no parameters
-   * (BEGIN and whatever must precede the statement, all in one round trip). The statement's
-   * snapshot is taken once `begin` returns, so it sees whatever committed while `begin` waited
-   * (for a row lock it takes, say).
+   * `queryValues` run after a first statement, in one transaction: the second statement's
+   * snapshot is taken once the first returns, so it sees whatever committed while the first
+   * waited (for a row lock it takes, say).
    */
-  async queryValuesInTransaction(
-    begin: string,
+  async queryValuesAfter(
+    first: { name: string; text: string; values: unknown[] },
     name: string,
     text: string,
     values: unknown[],
   ): Promise<unknown[][]> {
-    return this.transaction(
-      name,
-      async (client) => {
-        const result = await client.query({
-          ...(this.statementPrefix ? { name: this.statementPrefix + name } : {}),
-          text,
-          values,
-          types: QUERY_TYPES,
-          rowMode: 'array',
-        });
-        return result.rows as unknown[][];
-      },
-      begin,
-    );
+    return this.transaction(name, async (client) => {
+      await client.query({
+        ...(this.statementPrefix ? { name: this.statementPrefix + first.name } : {}),
+        text: first.text,
+        values: first.values,
+      });
+      const result = await client.query({
+        ...(this.statementPrefix ? { name: this.statementPrefix + name } : {}),
+        text,
+        values,
+        types: QUERY_TYPES,
+        rowMode: 'array',
+      });
+      return result.rows as unknown[][];
+    });
   }
 
-  /**
-   * Runs `fn` in a transaction on one pooled client (`begin`, usually BEGIN, … COMMIT; ROLLBACK
-   * on error).
-   */
-  async transaction<T>(
-    name: string,
-    fn: (client: pg.PoolClient) => Promise<T>,
-    begin = 'BEGIN',
-  ): Promise<T> {
+  /** Runs `fn` in a transaction on one pooled client (BEGIN … COMMIT, ROLLBACK on error). */
+  async transaction<T>(name: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     this.assertOpen();
     let client: pg.PoolClient;
     try {
@@ -157,7 +150,7 @@ export class PgContext {
       throw mapPgError(error, name);
     }
     try {
-      await client.query(begin);
+      await client.query('BEGIN');
       const result = await fn(client);
       await client.query('COMMIT');
       client.release();

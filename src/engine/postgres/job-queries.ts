@@ -160,14 +160,15 @@ const matchingBatch = (s: string, applies: string): string => `scanned AS MATERI
 /**
  * A batch's answer: how many `changed` rows, and where the next batch starts: below the lowest
  * job of a full batch, else below the lowest job scanned if the scan ran its full length, else
- * nowhere (the scan reached the oldest job).
+ * nowhere (the scan reached the oldest job). `notifiers`: the notifying CTEs it joins, so that
+ * they run.
  */
-const batchAnswer = (changed: string, finishing = false): string => `SELECT
+const batchAnswer = (changed: string, notifiers: string): string => `SELECT
     (SELECT count(*) FROM ${changed})::integer AS changed,
     CASE WHEN (SELECT count(*) FROM batch) >= $9::integer THEN (SELECT min(id) FROM batch)
          WHEN (SELECT count(*) FROM scanned) >= $9::integer * ${SCAN_FACTOR} THEN (SELECT min(id) FROM scanned)
     END AS next
-  FROM notified${finishing ? ', finished_notified' : ''}`;
+  FROM ${notifiers}`;
 
 /** Statuses a job may be deleted in: any but processing. */
 const DELETABLE = "('pending', 'completed', 'dead', 'cancelled')";
@@ -340,7 +341,7 @@ export function jobQueries(s: string): JobQueries {
         RETURNING j.queue
       ),
       ${notified('$11', 'retried')}
-      ${batchAnswer('retried')}`,
+      ${batchAnswer('retried', 'notified')}`,
 
     // $1-$9 as JobRetryMatching, $10 now, $11 channel. A running job's worker learns it at its
     // next renewal, as with JobCancel.
@@ -355,7 +356,7 @@ export function jobQueries(s: string): JobQueries {
       ),
       ${notified('$11', 'cancelled', SLOT_FREED)},
       ${finishedNotified('$11', 'cancelled')}
-      ${batchAnswer('cancelled', true)}`,
+      ${batchAnswer('cancelled', 'notified, finished_notified')}`,
 
     // $1-$9 as JobRetryMatching, $10 channel.
     JobDeleteMatching: `WITH ${matchingBatch(s, DELETABLE)},
@@ -365,7 +366,7 @@ export function jobQueries(s: string): JobQueries {
       ),
       ${notified('$10', 'gone', "status = 'pending' AND partition_key IS NOT NULL")},
       ${finishedNotified('$10', 'gone')}
-      ${batchAnswer('gone', true)}`,
+      ${batchAnswer('gone', 'notified, finished_notified')}`,
 
     // $1 id
     JobGet: `SELECT ${cols} FROM ${s}.jobs j WHERE j.id = $1`,

@@ -6,6 +6,7 @@
  */
 import { ConflictError, LeaseholdError } from '../../core/errors.js';
 import type { Job } from '../../core/types.js';
+import { markLimited } from '../jobs.js';
 import type {
   ClaimedJobs,
   EnqueueOutcome,
@@ -28,7 +29,7 @@ import type {
   JobRescueResult,
 } from '../jobs.js';
 import type { PgContext } from './context.js';
-import { claimLockBegin, claimQueries, type ClaimQueries } from './claim-queries.js';
+import { claimQueries, type ClaimQueries } from './claim-queries.js';
 import { JOB_COLUMNS, jobQueries, type JobQueries } from './job-queries.js';
 import { mapClaimedValues, mapJob, type JobRow } from './job-rows.js';
 import { PostgresEnqueue } from './postgres-enqueue.js';
@@ -50,6 +51,13 @@ const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
  * looks again on its next wake-up).
  */
 const CLAIM_RUNS = 4;
+
+/**
+ * How long a limited claim's transaction may sit idle between its statements. Normally a round
+ * trip; a claimer stopped there (a paused process) holds its queues' lock, and every other
+ * claimer of those queues waits until the server ends its session after this long.
+ */
+const CLAIM_LOCK_IDLE_MS = 2_000;
 
 /** Where a claim's answer says whether any of its queues has settings: after the job's columns. */
 const CONFIGURED_AT = JOB_COLUMNS.length;
@@ -101,8 +109,12 @@ export class PostgresJobs implements JobOperations {
         ];
         const rows = await withEpoch(this.ctx, name, () =>
           limited
-            ? this.ctx.queryValuesInTransaction(
-                claimLockBegin(this.ctx.quotedSchema, queues),
+            ? this.ctx.queryValuesAfter(
+                {
+                  name: 'JobClaimLock',
+                  text: this.claims.JobClaimLock,
+                  values: [queues, String(CLAIM_LOCK_IDLE_MS)],
+                },
                 name,
                 this.claims[name],
                 params,
@@ -119,10 +131,10 @@ export class PostgresJobs implements JobOperations {
         const jobs = rows
           .filter((values) => values[0] !== null)
           .map((values) => mapClaimedValues(values, p.workerId));
-        return configured ? Object.assign(jobs, { limited: true }) : jobs;
+        return configured ? markLimited(jobs) : jobs;
       } catch (error) {
         if (!lostClaimRace(error)) throw error;
-        if (run >= CLAIM_RUNS) return Object.assign([], { limited: true });
+        if (run >= CLAIM_RUNS) return markLimited([]);
       }
     }
   }
