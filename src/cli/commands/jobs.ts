@@ -9,6 +9,7 @@ import {
   toJobMatch,
   type BulkAction,
   type JobFilter,
+  FILTER_FIELDS,
 } from '../../queue/bulk-operations.js';
 import { QUEUE_LIMITS, toJobSpec, type EnqueueOptions } from '../../queue/enqueue-options.js';
 import { DATABASE_URL_HELP, withLeasehold, type DatabaseOptions } from '../connect.js';
@@ -176,14 +177,7 @@ interface FilterOptions {
 }
 
 /** The filter flags, as the library names them. */
-const FILTER_FLAGS = [
-  'status',
-  'type',
-  'key',
-  'partitionKey',
-  'createdSince',
-  'createdBefore',
-] as const;
+const FILTER_FLAGS = FILTER_FIELDS;
 
 function oneJob(ctx: CliContext, action: BulkAction, id: number, o: Common & FilterOptions) {
   const flag = [...FILTER_FLAGS, 'queue', 'batchSize'].find(
