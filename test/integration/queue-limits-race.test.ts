@@ -129,6 +129,44 @@ describe('queue limits under racing claimers on PostgreSQL', () => {
       assert.equal(rows[0]!.n, 3);
     }));
 
+  // A limited claim is a transaction of four statements (decision 0253); an idle worker polling
+  // an empty limited queue must still cost one statement a poll (issue 26: the idle herd with
+  // limits at most 1 query/s per process). Seen failing without the probe: 1 query and 1
+  // transaction of 4 statements a poll.
+  it('polls an idle limited queue with one statement, and claims as soon as a job comes', () =>
+    withSchema('queue limits idle probe', async ({ engine }) => {
+      const e = await engine({ poolSize: 2 });
+      await e.queueConfigure({ queue: 'idle', change: { concurrency: 2 } });
+      // pool.query checks a client out through pool.connect: a transaction is a connect of its own.
+      const sent = { queries: 0, connects: 0 };
+      const pool = e.pool as unknown as {
+        query: (...args: unknown[]) => unknown;
+        connect: (...args: unknown[]) => unknown;
+      };
+      const [query, connect] = [pool.query.bind(pool), pool.connect.bind(pool)];
+      pool.query = (...args) => (sent.queries++, query(...args));
+      pool.connect = (...args) => (sent.connects++, connect(...args));
+      const claim = (): Promise<Job[]> =>
+        e.jobClaimBatch({ queues: ['idle'], workerId: 'w', limit: 5, leaseTtlMs: 60_000 });
+      assert.deepEqual(await claim(), [], 'the first claim learns that the queue is limited');
+      for (let poll = 0; poll < 3; poll++) {
+        const before = { ...sent };
+        assert.deepEqual(await claim(), []);
+        const queries = sent.queries - before.queries;
+        const transactions = sent.connects - before.connects - queries;
+        assert.deepEqual(
+          { queries, transactions },
+          { queries: 1, transactions: 0 },
+          `poll ${poll}: one statement, no transaction`,
+        );
+      }
+      await e.jobEnqueue({
+        jobs: Array.from({ length: 3 }, () => ({ queue: 'idle', payload: {}, maxAttempts: 3 })),
+      });
+      assert.equal((await claim()).length, 2, 'the cap of 2, through the locked claim');
+      assert.equal((await claim()).length, 0, 'no room left');
+    }));
+
   it('refuses bad settings with invalid_argument naming the field, and changes nothing', async () => {
     const lh = Leasehold.memory();
     try {

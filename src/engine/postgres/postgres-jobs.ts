@@ -68,6 +68,8 @@ export class PostgresJobs implements JobOperations {
   private readonly enqueue: PostgresEnqueue;
   /** Queue lists whose last claim found settings: claimed with JobClaimLimited first. */
   private readonly configuredLists = new Set<string>();
+  /** Limited queue lists whose last claim took nothing: probed before the next one. */
+  private readonly idleLimitedLists = new Set<string>();
 
   constructor(private readonly ctx: PgContext) {
     this.sql = jobQueries(ctx.quotedSchema);
@@ -96,17 +98,14 @@ export class PostgresJobs implements JobOperations {
     if (queues.length === 0 || p.limit <= 0) return this.nothing([]);
     const listKey = queues.join('\u0000');
     let limited = this.configuredLists.has(listKey);
+    const types = p.types === undefined ? null : [...p.types];
+    // An idle limited claimer looks first with one statement; the locked claim is four.
+    if (limited && this.idleLimitedLists.has(listKey) && !(await this.probe(queues, types)))
+      return markLimited([]);
     for (let run = 1; ; run++) {
       try {
         const name = limited ? 'JobClaimLimited' : 'JobClaimBatch';
-        const params = [
-          queues,
-          p.workerId,
-          p.limit,
-          p.leaseTtlMs,
-          this.ctx.pinnedNow(),
-          p.types === undefined ? null : [...p.types],
-        ];
+        const params = [queues, p.workerId, p.limit, p.leaseTtlMs, this.ctx.pinnedNow(), types];
         const rows = await withEpoch(this.ctx, name, () =>
           limited
             ? this.ctx.queryValuesAfter(
@@ -131,7 +130,9 @@ export class PostgresJobs implements JobOperations {
         const jobs = rows
           .filter((values) => values[0] !== null)
           .map((values) => mapClaimedValues(values, p.workerId));
-        return configured ? markLimited(jobs) : jobs;
+        if (!configured) return jobs;
+        remember(this.idleLimitedLists, listKey, jobs.length === 0);
+        return markLimited(jobs);
       } catch (error) {
         if (!lostClaimRace(error)) throw error;
         if (run >= CLAIM_RUNS) return markLimited([]);
@@ -140,13 +141,17 @@ export class PostgresJobs implements JobOperations {
   }
 
   private rememberConfigured(listKey: string, configured: boolean): void {
-    if (!configured) {
-      this.configuredLists.delete(listKey);
-      return;
-    }
-    // Queue lists are few (one per worker's configuration); the bound is only a safeguard.
-    if (this.configuredLists.size >= 1_000) this.configuredLists.clear();
-    this.configuredLists.add(listKey);
+    remember(this.configuredLists, listKey, configured);
+  }
+
+  /** Whether any job of `queues` (of `types`, null: any) is pending and available now. */
+  private async probe(queues: string[], types: string[] | null): Promise<boolean> {
+    const [row] = await this.ctx.query<{ claimable: boolean }>(
+      'JobClaimProbe',
+      this.claims.JobClaimProbe,
+      [queues, this.ctx.pinnedNow(), types],
+    );
+    return row?.claimable === true;
   }
 
   async jobRenewLeases(p: JobRenewParams): Promise<JobRenewed[]> {
@@ -462,6 +467,19 @@ function refBatch<R extends JobLeaseRef>(list: readonly R[]): RefBatch<R> {
     generations: integerArray(refs.map((r) => r.ref.generation)),
     ordinals: integerArray(refs.map((r) => r.o)),
   };
+}
+
+/**
+ * Adds `listKey` to `lists` when `present`, removes it otherwise. Queue lists are few (one per
+ * worker's configuration); the bound is only a safeguard.
+ */
+function remember(lists: Set<string>, listKey: string, present: boolean): void {
+  if (!present) {
+    lists.delete(listKey);
+    return;
+  }
+  if (lists.size >= 1_000) lists.clear();
+  lists.add(listKey);
 }
 
 /** The unique index or CHECK constraint a driver error violated, if any. */
