@@ -31,6 +31,8 @@ export const CLAIM_LIMITS = (s: string): string => `settings AS (
         SELECT qs.name, qs.paused, qs.concurrency, qs.per_key_concurrency, qs.rate_limit,
                qs.rate_per_ms, qs.starts, qs.fairness
         FROM ${s}.queues qs WHERE qs.name IN (SELECT unnest((SELECT $1::text[])))
+        ORDER BY qs.name
+        FOR UPDATE OF qs
       ),
       limits AS (
         SELECT q.queue,
@@ -39,9 +41,8 @@ export const CLAIM_LIMITS = (s: string): string => `settings AS (
           st.concurrency,
           CASE WHEN st.paused THEN 0 ELSE greatest(0, least(
             (SELECT $3::integer),
-            CASE WHEN st.concurrency IS NOT NULL THEN st.concurrency - (
-              SELECT count(*) FROM ${s}.jobs u
-              WHERE u.queue = q.queue AND u.slot IS NOT NULL AND u.status = 'processing') END,
+            CASE WHEN st.concurrency IS NOT NULL
+              THEN st.concurrency - ${s}.queue_slots_taken(q.queue) END,
             CASE WHEN st.rate_limit IS NOT NULL THEN st.rate_limit - (
               SELECT count(*) FROM unnest(st.starts) AS t(at)
               WHERE t.at > clock.now - st.rate_per_ms ${MS}) END
@@ -104,9 +105,7 @@ export const PARTITION_ROOM = (s: string): string => `(j.partition_key IS NULL O
                 WHERE o.queue = j.queue AND o.partition_key = j.partition_key
                   AND o.status IN ('pending', 'processing') AND o.id < j.id
                 LIMIT w.per_key) older)
-              + (SELECT count(*) FROM (SELECT 1 FROM ${s}.jobs o
-                WHERE o.queue = j.queue AND o.partition_key = j.partition_key
-                  AND o.status = 'processing' AND o.id > j.id LIMIT w.per_key) younger)
+              + ${s}.key_processing_after(j.queue, j.partition_key, j.id, w.per_key)
               < w.per_key
             END))`;
 

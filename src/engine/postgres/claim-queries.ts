@@ -21,8 +21,6 @@ import { JOB_COLUMNS, type JobColumn } from './job-queries.js';
 import { MS } from './sql-units.js';
 
 export interface ClaimQueries {
-  JobClaimProbe: string;
-  JobClaimLock: string;
   JobClaimBatch: string;
   JobClaimLimited: string;
 }
@@ -71,25 +69,6 @@ export function claimQueries(s: string): ClaimQueries {
     // claimers of overlapping lists take them in the same order, so they cannot deadlock), so
     // limited claims of a queue run one at a time, each on a snapshot taken after the one
     // before committed; and sets the transaction's idle limit (CLAIM_LOCK_IDLE_MS).
-    // $1 queues text[], $2 now, $3 types text[] (NULL: any). Whether any job of the queues is
-    // pending and available: what an idle limited claimer asks before it opens the locked
-    // transaction (four statements), so that an idle worker of a limited queue polls with one
-    // statement, as on an unlimited queue. The locked claim still decides what may start.
-    JobClaimProbe: `SELECT EXISTS (
-        SELECT 1 FROM unnest($1::text[]) AS q(queue)
-        CROSS JOIN LATERAL (
-          SELECT 1 FROM ${s}.jobs j
-          WHERE j.queue = q.queue AND j.status = 'pending'
-            AND j.available_at <= coalesce($2::timestamptz, now())
-            AND ($3::text[] IS NULL OR j.type = ANY($3::text[]))
-          LIMIT 1
-        ) x
-      ) AS claimable`,
-    JobClaimLock: `WITH locked AS (
-        SELECT name FROM ${s}.queues WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE
-      )
-      SELECT set_config('idle_in_transaction_session_timeout', $2::text, true),
-        (SELECT count(*) FROM locked) AS locked`,
     // $1 queues text[] (distinct), $2 worker id, $3 limit, $4 lease ttl ms, $5 now, $6 the
     // types to claim (text[], NULL: any; JobClaimParams.types).
     //

@@ -112,34 +112,6 @@ export class PgContext {
     }
   }
 
-  /**
-   * `queryValues` run after a first statement, in one transaction: the second statement's
-   * snapshot is taken once the first returns, so it sees whatever committed while the first
-   * waited (for a row lock it takes, say).
-   */
-  async queryValuesAfter(
-    first: { name: string; text: string; values: unknown[] },
-    name: string,
-    text: string,
-    values: unknown[],
-  ): Promise<unknown[][]> {
-    return this.transaction(name, async (client) => {
-      await client.query({
-        ...(this.statementPrefix ? { name: this.statementPrefix + first.name } : {}),
-        text: first.text,
-        values: first.values,
-      });
-      const result = await client.query({
-        ...(this.statementPrefix ? { name: this.statementPrefix + name } : {}),
-        text,
-        values,
-        types: QUERY_TYPES,
-        rowMode: 'array',
-      });
-      return result.rows as unknown[][];
-    });
-  }
-
   /** Runs `fn` in a transaction on one pooled client (BEGIN … COMMIT, ROLLBACK on error). */
   async transaction<T>(name: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     this.assertOpen();

@@ -52,13 +52,6 @@ const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
  */
 const CLAIM_RUNS = 4;
 
-/**
- * How long a limited claim's transaction may sit idle between its statements. Normally a round
- * trip; a claimer stopped there (a paused process) holds its queues' lock, and every other
- * claimer of those queues waits until the server ends its session after this long.
- */
-const CLAIM_LOCK_IDLE_MS = 2_000;
-
 /** Where a claim's answer says whether any of its queues has settings: after the job's columns. */
 const CONFIGURED_AT = JOB_COLUMNS.length;
 
@@ -68,8 +61,6 @@ export class PostgresJobs implements JobOperations {
   private readonly enqueue: PostgresEnqueue;
   /** Queue lists whose last claim found settings: claimed with JobClaimLimited first. */
   private readonly configuredLists = new Set<string>();
-  /** Limited queue lists whose last claim took nothing: probed before the next one. */
-  private readonly idleLimitedLists = new Set<string>();
 
   constructor(private readonly ctx: PgContext) {
     this.sql = jobQueries(ctx.quotedSchema);
@@ -99,26 +90,12 @@ export class PostgresJobs implements JobOperations {
     const listKey = queues.join('\u0000');
     let limited = this.configuredLists.has(listKey);
     const types = p.types === undefined ? null : [...p.types];
-    // An idle limited claimer looks first with one statement; the locked claim is four.
-    if (limited && this.idleLimitedLists.has(listKey) && !(await this.probe(queues, types)))
-      return markLimited([]);
     for (let run = 1; ; run++) {
       try {
         const name = limited ? 'JobClaimLimited' : 'JobClaimBatch';
         const params = [queues, p.workerId, p.limit, p.leaseTtlMs, this.ctx.pinnedNow(), types];
         const rows = await withEpoch(this.ctx, name, () =>
-          limited
-            ? this.ctx.queryValuesAfter(
-                {
-                  name: 'JobClaimLock',
-                  text: this.claims.JobClaimLock,
-                  values: [queues, String(CLAIM_LOCK_IDLE_MS)],
-                },
-                name,
-                this.claims[name],
-                params,
-              )
-            : this.ctx.queryValues(name, this.claims[name], params),
+          this.ctx.queryValues(name, this.claims[name], params),
         );
         // Every answer has at least one row (a claim that took nothing answers one empty row).
         const configured = rows[0]?.[CONFIGURED_AT] === true;
@@ -130,9 +107,7 @@ export class PostgresJobs implements JobOperations {
         const jobs = rows
           .filter((values) => values[0] !== null)
           .map((values) => mapClaimedValues(values, p.workerId));
-        if (!configured) return jobs;
-        remember(this.idleLimitedLists, listKey, jobs.length === 0);
-        return markLimited(jobs);
+        return configured ? markLimited(jobs) : jobs;
       } catch (error) {
         if (!lostClaimRace(error)) throw error;
         if (run >= CLAIM_RUNS) return markLimited([]);
@@ -142,16 +117,6 @@ export class PostgresJobs implements JobOperations {
 
   private rememberConfigured(listKey: string, configured: boolean): void {
     remember(this.configuredLists, listKey, configured);
-  }
-
-  /** Whether any job of `queues` (of `types`, null: any) is pending and available now. */
-  private async probe(queues: string[], types: string[] | null): Promise<boolean> {
-    const [row] = await this.ctx.query<{ claimable: boolean }>(
-      'JobClaimProbe',
-      this.claims.JobClaimProbe,
-      [queues, this.ctx.pinnedNow(), types],
-    );
-    return row?.claimable === true;
   }
 
   async jobRenewLeases(p: JobRenewParams): Promise<JobRenewed[]> {

@@ -11,6 +11,7 @@ import { jobTimeout } from './0010_job_timeout.js';
 import { rateWindow } from './0011_rate_window.js';
 import { jobProgress } from './0012_job_progress.js';
 import { jobWaited } from './0013_job_waited.js';
+import { claimCounts } from './0014_claim_counts.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -29,4 +30,5 @@ export const MIGRATIONS: readonly Migration[] = [
   rateWindow,
   jobProgress,
   jobWaited,
+  claimCounts,
 ];
