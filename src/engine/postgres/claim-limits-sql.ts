@@ -3,10 +3,13 @@
  * decisions 0239 and 0253). A claim reads each of its queues' settings row (absent: the
  * defaults), works out how many jobs each queue may start now (`room`), and takes at most that.
  *
- * Exactness: claims of a limited queue are serialised. JobClaimLock takes the queues' settings
- * rows FOR UPDATE in a statement of its own, in the claim's transaction, so the claim statement
- * that follows has a snapshot taken after every earlier claim of those queues committed: what
- * it counts processing is what is processing (completions only ever make the count smaller).
+ * Exactness: claims of a limited queue are serialised. `settings` takes the queues' settings
+ * rows FOR UPDATE (in name order, so claimers of overlapping lists cannot deadlock), and what
+ * must be current is counted by VOLATILE functions (migration 14), which take their own snapshot
+ * once the lock is granted: every earlier claim of those queues has committed by then, so what
+ * they count processing is what is processing (completions only ever make the count smaller).
+ * The locked row itself is read in its newest version. The statement's own, older snapshot only
+ * proposes jobs: one another claim took meanwhile fails its row lock's re-check and is skipped.
  *
  * - paused: room 0. A claim that began before the pause committed may still start its jobs
  *   (the change is in force from the next claim cycle, as for every setting).
@@ -96,7 +99,8 @@ export const PARTITION_HEAD = (s: string): string => `NOT EXISTS (SELECT 1 FROM 
 /**
  * Whether job `j` may start under its queue's perKeyConcurrency (`w.per_key`): unkeyed jobs
  * and keys without a cap always; under N (1 by default) when its key's older unfinished jobs and
- * younger processing jobs number fewer than N. For 1 that is PARTITION_HEAD.
+ * younger processing jobs (counted fresh: key_processing_after) number fewer than N. For 1
+ * that is PARTITION_HEAD, whose stale reads the unique index `jobs_partition_processing` backs.
  */
 export const PARTITION_ROOM = (s: string): string => `(j.partition_key IS NULL OR w.per_key IS NULL
             OR (CASE WHEN w.per_key = 1 THEN ${PARTITION_HEAD(s)}
@@ -123,8 +127,8 @@ export const FAIR_RANKS = (s: string): string => `SELECT f.id, row_number() OVER
 
 /**
  * CTE `assigned` (id, slot, key_slot): the jobs of `picked`, with what they write in the two
- * unique indexes over processing jobs. Claims of a limited queue run one at a time on a fresh
- * snapshot (JobClaimLock), so the counts in `limits` and PARTITION_ROOM are exact without
+ * unique indexes over processing jobs. Claims of a limited queue run one at a time and count on
+ * fresh snapshots (above), so the counts in `limits` and PARTITION_ROOM are exact without
  * numbered slots (decision 0253 replaced those of 0239):
  * - `slot` marks a job that counts against its queue's concurrency: -id (unique, so never a
  *   conflict in `jobs_queue_slot`) when the queue has a cap, NULL otherwise. The count in

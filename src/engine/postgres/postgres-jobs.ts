@@ -46,7 +46,7 @@ const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
  * How often a claim runs: again after losing a race (lostClaimRace), and once more when the
  * plain claim found settings. A partition race needs a job to turn live during the claim
  * itself; a rate refusal, claimers whose clocks disagree. Limited claims of one queue do not
- * race each other: they run one at a time (JobClaimLock). Either way a new run, on a fresh
+ * race each other: they run one at a time (claim-limits-sql.ts). Either way a new run, on a fresh
  * snapshot, practically always succeeds; past the limit the claim takes nothing (the worker
  * looks again on its next wake-up).
  */
