@@ -138,3 +138,31 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/** A wait that ends at the first of: `ms` on the clock, the signal aborting, or `wake()`. */
+export interface Nap {
+  /** Resolves (never rejects) when the nap ends, whatever ended it. */
+  readonly done: Promise<void>;
+  /** Ends the nap now; harmless once it has ended. */
+  wake(): void;
+}
+
+/**
+ * Starts a nap: for waits that poll on a timer and are cut short by a notification (`wake`) or
+ * by the caller's signal (the caller checks `signal.aborted` afterwards).
+ */
+export function nap(clock: Clock, ms: number, signal?: AbortSignal): Nap {
+  let wake!: () => void;
+  const done = new Promise<void>((resolve) => {
+    const finish = (): void => {
+      timer.cancel();
+      signal?.removeEventListener('abort', finish);
+      resolve();
+    };
+    const timer = clock.setTimer(ms, finish);
+    signal?.addEventListener('abort', finish, { once: true });
+    wake = finish;
+    if (signal?.aborted) finish();
+  });
+  return { done, wake };
+}

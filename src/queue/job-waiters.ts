@@ -15,6 +15,7 @@
  * listener, from FIRST_POLL_MS doubling up to POLL_MS, and without marking the job (no one in
  * this process could hear its notification). A reconnect of the listener wakes every waiter.
  */
+import { nap } from '../core/clock.js';
 import { AbortedError } from '../core/errors.js';
 import type { Job } from '../core/types.js';
 import type { Engine } from '../engine/engine.js';
@@ -67,19 +68,12 @@ export class JobWaiters {
         if (!job || isFinished(job)) return job;
         const left = giveUpAt - clock.monotonic();
         if (left <= 0) return job;
-        if (!woken)
-          await new Promise<void>((resolve) => {
-            const finish = (): void => {
-              timer.cancel();
-              o.signal?.removeEventListener('abort', finish);
-              wakeSleeper = undefined;
-              resolve();
-            };
-            const timer = clock.setTimer(Math.min(left, delay), finish);
-            o.signal?.addEventListener('abort', finish, { once: true });
-            wakeSleeper = finish;
-            if (o.signal?.aborted) finish();
-          });
+        if (!woken) {
+          const sleeping = nap(clock, Math.min(left, delay), o.signal);
+          wakeSleeper = sleeping.wake;
+          await sleeping.done;
+          wakeSleeper = undefined;
+        }
         if (o.signal?.aborted) throw aborted(id, o.signal);
         woken = false;
         delay = Math.min(delay * 2, POLL_MS);

@@ -10,6 +10,7 @@
  * claim, so a job enqueued between the first claim and the subscription is not missed.
  */
 import { randomBytes } from 'node:crypto';
+import { nap } from '../core/clock.js';
 import { AbortedError, isLeaseholdError } from '../core/errors.js';
 import type { Engine } from '../engine/engine.js';
 import { JOBS_TOPIC, type JobCompletion } from '../engine/jobs.js';
@@ -102,18 +103,10 @@ export class PullConsumer {
           continue; // claim once more: a job may have come before the listener listened
         }
         if (notified) continue;
-        await new Promise<void>((resolve) => {
-          const finish = (): void => {
-            timer.cancel();
-            o.signal?.removeEventListener('abort', finish);
-            wake = undefined;
-            resolve();
-          };
-          const timer = clock.setTimer(Math.min(left, POLL_MS), finish);
-          o.signal?.addEventListener('abort', finish, { once: true });
-          wake = finish;
-          if (o.signal?.aborted) finish();
-        });
+        const sleeping = nap(clock, Math.min(left, POLL_MS), o.signal);
+        wake = sleeping.wake;
+        await sleeping.done;
+        wake = undefined;
       }
     } finally {
       await subscription?.unsubscribe().catch(() => {});
