@@ -112,8 +112,14 @@ describe('GET /api/jobs/:id/wait', () => {
         assert.equal((once.body as unknown as WaitJson).done, false);
 
         // An hour is accepted (cut to the server's maximum); closing the server ends the wait.
+        // Closed once the wait has marked its job (it is then waiting), not after a guessed sleep.
+        let watching = false;
+        const off = lh.on('engine', (c) => {
+          if (c.operation === 'jobWatch') watching = true;
+        });
         const long = call(app, 'GET', `/api/jobs/${queued.id}/wait?timeout=1h`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await waitFor('the long poll to wait', () => watching);
+        off();
         await app.close();
         const closed = await long;
         assert.equal(closed.status, 200, closed.text);

@@ -110,13 +110,19 @@ export class PostgresJobs implements JobOperations {
         return configured ? markLimited(jobs) : jobs;
       } catch (error) {
         if (!lostClaimRace(error)) throw error;
-        if (run >= CLAIM_RUNS) return markLimited([]);
+        if (run >= CLAIM_RUNS) return limited ? markLimited([]) : [];
       }
     }
   }
 
   private rememberConfigured(listKey: string, configured: boolean): void {
-    remember(this.configuredLists, listKey, configured);
+    if (!configured) {
+      this.configuredLists.delete(listKey);
+      return;
+    }
+    // Queue lists are few (one per worker's configuration); the bound is only a safeguard.
+    if (this.configuredLists.size >= 1_000) this.configuredLists.clear();
+    this.configuredLists.add(listKey);
   }
 
   async jobRenewLeases(p: JobRenewParams): Promise<JobRenewed[]> {
@@ -432,19 +438,6 @@ function refBatch<R extends JobLeaseRef>(list: readonly R[]): RefBatch<R> {
     generations: integerArray(refs.map((r) => r.ref.generation)),
     ordinals: integerArray(refs.map((r) => r.o)),
   };
-}
-
-/**
- * Adds `listKey` to `lists` when `present`, removes it otherwise. Queue lists are few (one per
- * worker's configuration); the bound is only a safeguard.
- */
-function remember(lists: Set<string>, listKey: string, present: boolean): void {
-  if (!present) {
-    lists.delete(listKey);
-    return;
-  }
-  if (lists.size >= 1_000) lists.clear();
-  lists.add(listKey);
 }
 
 /** The unique index or CHECK constraint a driver error violated, if any. */
