@@ -21,6 +21,7 @@ import {
   saveHistory,
   summaryLine,
   violationLines,
+  workflowLine,
 } from '../test/chaos/harness/report.js';
 import { isVariant, VARIANTS } from '../test/chaos/variants/index.js';
 import { checkDesign } from '../test/model/design-check.js';
@@ -78,7 +79,7 @@ const result = await runChaos({
   durationMs,
   variant: values.variant,
   ...volumes[volume],
-  roles: { holder: 2, leader: 2, worker: 2, scheduler: 2, producer: 1, service: 1 },
+  roles: { holder: 2, leader: 2, worker: 2, scheduler: 2, producer: 1, service: 1, workflow: 2 },
   faultTypes: failover ? FAILOVER_FAULT_TYPES : FAULT_TYPES,
   databaseUrl: process.env['DATABASE_URL'],
   ...(failover ? { failover } : {}),
@@ -88,6 +89,7 @@ console.log(`database: ${result.durability}`);
 console.log(summaryLine(result));
 console.log(linearizabilityLine(result.linearizability));
 console.log(limitsLine(result.history));
+console.log(workflowLine(result.history, result.violations));
 if (failover) for (const line of failoverLines(result)) console.log(line);
 // The design the run exercised, checked by the formal model (after the run, not to slow it).
 const design = values['skip-model'] ? undefined : await checkDesign(failover);

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runChaos, type ChaosOptions } from './harness/run-chaos.js';
-import { saveHistory, summaryLine } from './harness/report.js';
+import { saveHistory, summaryLine, workflowLine } from './harness/report.js';
 import type { ViolationKind } from './history.js';
 import type { Variant } from './variants/index.js';
 import { limitsLine } from './checkers/limit-exceeded.js';
@@ -130,6 +130,17 @@ const CASES: Case[] = [
       latencyMs: [10, 30],
     },
   },
+  {
+    variant: 'unguarded-step',
+    expected: ['step-once'],
+    why: 'a workflow step records itself without the generation guard, so a holder frozen mid-step past its lease commits its step after the job was claimed again',
+    options: {
+      durationMs: 12_000,
+      roles: { workflow: 2 },
+      faultTypes: ['sigstop'],
+      faultGapMs: [500, 1_000],
+    },
+  },
 ];
 
 /**
@@ -150,6 +161,8 @@ describe('broken engine variants are caught by the checkers', () => {
         console.log(`# ${c.variant}: ${summaryLine(result)}`);
         if (c.expected.includes('limit-exceeded'))
           console.log(`# ${c.variant}: ${limitsLine(result.history)}`);
+        if (c.expected.includes('step-once'))
+          console.log(`# ${c.variant}: ${workflowLine(result.history, result.violations)}`);
         for (const v of result.violations) seen.add(v.kind);
         const linearizability = result.violations.find((v) => v.kind === 'linearizability');
         if (linearizability) console.log(`# ${linearizability.message}`);

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { runChaos } from './harness/run-chaos.js';
-import { saveHistory, summaryLine, violationLines } from './harness/report.js';
+import { saveHistory, summaryLine, violationLines, workflowLine } from './harness/report.js';
 import { FAULT_TYPES } from './history.js';
 import { linearizabilityLine } from './checkers/linearizable.js';
 import { limitPeaks, limitsLine } from './checkers/limit-exceeded.js';
@@ -19,12 +19,13 @@ it(
       seed: 4010,
       durationMs: 45_000,
       variant: 'real',
-      roles: { holder: 2, leader: 2, worker: 2, scheduler: 2, producer: 1, service: 1 },
+      roles: { holder: 2, leader: 2, worker: 2, scheduler: 2, producer: 1, service: 1, workflow: 1 },
       faultTypes: FAULT_TYPES,
     });
     console.log(`# ${summaryLine(result)}`);
     console.log(`# ${linearizabilityLine(result.linearizability)}`);
     console.log(`# ${limitsLine(result.history)}`);
+    console.log(`# ${workflowLine(result.history, result.violations)}`);
     for (const type of FAULT_TYPES) {
       assert.ok(
         result.faults.some((f) => f.type === type && !f.skipped),
@@ -44,6 +45,10 @@ it(
     const peaks = limitPeaks(result.history);
     assert.equal(peaks.length, 3, 'three limited queues');
     for (const p of peaks) assert.ok(p.runs > 10, `${p.queue}: jobs ran`);
+    // The workflow role ran steps and flow parents, judged by the step-once checker.
+    const steps = result.history.facts.steps ?? [];
+    assert.ok(steps.length > 20, 'workflow steps applied');
+    assert.ok(steps.some((s) => s.unfinishedChildren !== null), 'a flow parent ran');
     if (result.violations.length > 0) {
       console.log(violationLines(result).join('\n'));
       console.log(`# history: ${await saveHistory(result)}`);

@@ -315,6 +315,18 @@ export interface EffectFact {
   worker: string;
 }
 
+/** A row a workflow step wrote through its transaction (the workflow role, issue 28). */
+export interface StepFact {
+  jobId: number;
+  step: string;
+  /** The generation of the run that wrote it. */
+  generation: number;
+  /** The job's generation as the row's own statement saw it. */
+  seenGeneration: number;
+  /** For a flow parent's step: its children not completed when it ran; otherwise null. */
+  unfinishedChildren: number | null;
+}
+
 export interface CounterFact {
   scope: string;
   value: number;
@@ -369,6 +381,9 @@ export interface DbFacts {
   leakedProcesses: { proc: string; pid: number }[];
   /** The producer role's jobs, in id order (absent in histories saved before it existed). */
   enqueued?: EnqueuedFact[];
+  /** The workflow role's step rows and jobs (absent in runs without that role). */
+  steps?: StepFact[];
+  workflowJobs?: JobFact[];
 }
 
 /** Timing the checkers judge against: the run's configuration, not guesses. */
@@ -448,4 +463,5 @@ export type ViolationKind =
   | 'enqueue-duplicate'
   | 'partition-order'
   | 'limit-exceeded'
+  | 'step-once'
   | 'linearizability';

@@ -14,6 +14,7 @@ import { checkTokenOrder } from './token-order.js';
 import { checkEnqueueDuplicates } from './enqueue-duplicates.js';
 import { checkPartitionOrder } from './partition-order.js';
 import { checkLimitExceeded } from './limit-exceeded.js';
+import { checkStepOnce } from './step-once.js';
 
 export const CHECKERS: readonly ((history: History) => Violation[])[] = [
   checkTokenOrder,
@@ -30,6 +31,7 @@ export const CHECKERS: readonly ((history: History) => Violation[])[] = [
   checkEnqueueDuplicates,
   checkPartitionOrder,
   checkLimitExceeded,
+  checkStepOnce,
 ];
 
 export function checkHistory(history: History): Violation[] {

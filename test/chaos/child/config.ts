@@ -1,7 +1,14 @@
 /** What the harness tells a child to be (one JSON object in the CHAOS_CHILD variable). */
 import type { Variant } from '../variants/index.js';
 
-export type Role = 'holder' | 'leader' | 'worker' | 'scheduler' | 'producer' | 'service';
+export type Role =
+  | 'holder'
+  | 'leader'
+  | 'worker'
+  | 'scheduler'
+  | 'producer'
+  | 'service'
+  | 'workflow';
 
 export interface ChildConfig {
   role: Role;
@@ -30,4 +37,6 @@ export interface ChildConfig {
     limited: { queue: string; concurrency: number }[];
   };
   schedule: { name: string; everyMs: number };
+  /** The workflow role: a worker of three-step jobs and flow parents on this queue. */
+  workflow: { queue: string; leaseTtlMs: number; concurrency: number };
 }

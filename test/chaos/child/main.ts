@@ -17,6 +17,7 @@ import { runProducer } from './roles/producer.js';
 import { runScheduler } from './roles/scheduler.js';
 import { runService } from './roles/service.js';
 import { runWorker } from './roles/worker.js';
+import { runWorkflow } from './roles/workflow.js';
 
 const config = JSON.parse(process.env['CHAOS_CHILD'] ?? '') as ChildConfig;
 const emit = emitterFor(config.proc, config.incarnation);
@@ -73,6 +74,9 @@ switch (config.role) {
     break;
   case 'service':
     await runService(config, target, () => running);
+    break;
+  case 'workflow':
+    await runWorkflow(config, target);
     break;
 }
 emit({ type: 'ready' });

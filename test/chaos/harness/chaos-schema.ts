@@ -15,6 +15,10 @@ export async function prepareChaosSchema(engine: PostgresEngine): Promise<void> 
       seq bigint NOT NULL, scope text NOT NULL, op_id text NOT NULL, token bigint NOT NULL);
     CREATE TABLE IF NOT EXISTS ${s}.chaos_effects (
       job_id bigint NOT NULL, generation bigint NOT NULL, worker text NOT NULL);
+    -- The workflow role's step rows (no keys either: a doubled step must be able to show).
+    CREATE TABLE IF NOT EXISTS ${s}.chaos_steps (
+      job_id bigint NOT NULL, step text NOT NULL, generation bigint NOT NULL,
+      seen_generation bigint NOT NULL, unfinished_children int);
     CREATE TABLE IF NOT EXISTS ${s}.chaos_schedule_runs (
       name text NOT NULL, slot timestamptz NOT NULL, proc text NOT NULL);
   `);

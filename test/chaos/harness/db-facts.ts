@@ -19,6 +19,8 @@ export interface FactSources {
   proxyPorts: (() => number[]) | null;
   proxyOpenConnections: () => number;
   children: { proc: string; pid: number }[];
+  /** The workflow role's queue, whose jobs and step rows the step-once checker judges. */
+  workflowQueue?: string;
 }
 
 export async function readDbFacts(src: FactSources, graceMs = 5_000): Promise<DbFacts> {
@@ -61,6 +63,21 @@ export async function readDbFacts(src: FactSources, graceMs = 5_000): Promise<Db
      UNION ALL SELECT 'session', '*', CASE WHEN is_called THEN last_value ELSE last_value - 1 END
        FROM ${s}.session_lock_tokens`,
   );
+  const workflowJobs = src.workflowQueue
+    ? await q<{ id: string; status: string; generation: string }>(
+        `SELECT id, status, generation FROM ${s}.jobs WHERE queue = $1 ORDER BY id`,
+        [src.workflowQueue],
+      )
+    : undefined;
+  const steps = src.workflowQueue
+    ? await q<{
+        job_id: string;
+        step: string;
+        generation: string;
+        seen_generation: string;
+        unfinished_children: number | null;
+      }>(`SELECT * FROM ${s}.chaos_steps ORDER BY job_id, step`)
+    : undefined;
   const runs = await q<{ name: string; slot: Date; proc: string }>(
     `SELECT name, slot, proc FROM ${s}.chaos_schedule_runs`,
   );
@@ -129,5 +146,21 @@ export async function readDbFacts(src: FactSources, graceMs = 5_000): Promise<Db
     leakedConnections: connections,
     leakedAdvisoryLocks: locks,
     leakedProcesses: processes,
+    ...(workflowJobs && steps
+      ? {
+          workflowJobs: workflowJobs.map((j) => ({
+            id: Number(j.id),
+            status: j.status,
+            generation: Number(j.generation),
+          })),
+          steps: steps.map((r) => ({
+            jobId: Number(r.job_id),
+            step: r.step,
+            generation: Number(r.generation),
+            seenGeneration: Number(r.seen_generation),
+            unfinishedChildren: r.unfinished_children,
+          })),
+        }
+      : {}),
   };
 }

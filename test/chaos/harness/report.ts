@@ -4,7 +4,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FAILOVER_FAULT_TYPES, FAULT_TYPES } from '../history.js';
+import { FAILOVER_FAULT_TYPES, FAULT_TYPES, type History, type Violation } from '../history.js';
 import type { ChaosResult } from './run-chaos.js';
 
 const RESULTS = new URL('../../../test-results/chaos/', import.meta.url).pathname;
@@ -111,4 +111,13 @@ export async function saveHistory(result: ChaosResult): Promise<string> {
     }),
   );
   return path;
+}
+
+/** The workflow role's figures: its jobs, the step rows they wrote, and the step-once verdict. */
+export function workflowLine(history: History, violations: readonly Violation[]): string {
+  const jobs = history.facts.workflowJobs ?? [];
+  const steps = history.facts.steps ?? [];
+  const parents = steps.filter((s) => s.unfinishedChildren !== null).length;
+  const bad = violations.filter((v) => v.kind === 'step-once').length;
+  return `workflows: ${jobs.length} jobs, ${steps.length} steps applied (${parents} flow parents), ${bad} step-once violations`;
 }

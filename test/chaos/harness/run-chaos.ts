@@ -93,6 +93,12 @@ const LEASE = { ttlMs: 1_500, renewEveryMs: 400, marginMs: 400 };
 const ELECTION = { name: 'chaos-leader', ttlMs: 1_500, renewEveryMs: 400, pollEveryMs: 300 };
 const WORKER = { queue: 'chaos', leaseTtlMs: 1_200, concurrency: 2 };
 const SCHEDULE = { name: 'chaos-tick', everyMs: 1_000 };
+/**
+ * The workflow role's queue (issue 28): every WORKFLOW_EVERY_MS the harness enqueues a
+ * three-step job or, every other time, a flow of a parent and three children.
+ */
+const WORKFLOW = { queue: 'chaos-workflow', leaseTtlMs: 1_200, concurrency: 4 };
+const WORKFLOW_EVERY_MS = 300;
 
 /**
  * A queue with flow control (decision 0239), configured before the children start and served
@@ -233,6 +239,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           })),
         },
         schedule: SCHEDULE,
+        workflow: WORKFLOW,
       };
     };
     fleet = new Fleet(configFor, (e) => events.push(e));
@@ -244,6 +251,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       'scheduler',
       'producer',
       'service',
+      'workflow',
     ] as const) {
       for (let i = 1; i <= (options.roles[role] ?? 0); i++) {
         const proc = `${role}-${i}`;
@@ -255,8 +263,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await within(Promise.all(fleet.procs.map((m) => m.ready)), 180_000, 'every child ready');
     log(`${procs.length} processes ready`);
 
+    const workflows = options.roles.workflow ?? 0;
     producer =
-      workers > 0
+      workers > 0 || workflows > 0
         ? Leasehold.fromEngine(
             // The variant under test: a broken one may lose acknowledged enqueues too.
             createEngine(options.variant, { connectionString: database.url, schema, poolSize: 2 }),
@@ -264,7 +273,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         : undefined;
     let enqueueing = true;
     const enqueuer = (async () => {
-      while (enqueueing && producer) {
+      while (enqueueing && producer && workers > 0) {
         const [least, most] = options.jobWorkMs ?? [100, 500];
         const jobs = Array.from({ length: options.jobsPerEnqueue ?? 1 }, () => ({
           payload: { workMs: random.int(least, most) },
@@ -298,6 +307,28 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       }
     });
 
+    // The workflow role's jobs and flows, on a random stream of their own (the fault plan of a
+    // seed stays what it was before the role existed).
+    const workflowRandom = seededRandom(options.seed + 2);
+    const workflowEnqueuer = (async () => {
+      for (let n = 0; enqueueing && producer && workflows > 0; n++) {
+        const workMs = (): number => workflowRandom.int(20, 200);
+        const queue = producer.queue(WORKFLOW.queue);
+        await (
+          n % 2 === 0
+            ? queue.enqueue({ workMs: workMs() })
+            : queue.enqueueFlow({
+                payload: { parent: true, workMs: workMs() },
+                children: Array.from({ length: 3 }, () => ({
+                  queue: WORKFLOW.queue,
+                  payload: { workMs: workMs() },
+                })),
+              })
+        ).catch(() => {}); // the database may be restarting
+        await sleep(WORKFLOW_EVERY_MS);
+      }
+    })();
+
     const plan = planFaults(random, {
       durationMs: options.durationMs,
       types: options.faultTypes,
@@ -325,18 +356,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const remaining = started + options.durationMs - Date.now();
     if (remaining > 0) await sleep(remaining);
     enqueueing = false;
-    await Promise.all([enqueuer, ...limitedEnqueuers]);
+    await Promise.all([enqueuer, workflowEnqueuer, ...limitedEnqueuers]);
     const queues = [WORKER.queue, ...limited.map((l) => l.limits.queue)];
+    const settling = workflows > 0 ? [...queues, WORKFLOW.queue] : queues;
 
     // Quiet phase: no faults, so every job can reach its end. It lasts while the workers make
     // progress (a loaded machine can leave a backlog) and ends after SETTLE_MS without any.
-    let settleBy = Date.now() + (workers > 0 ? SETTLE_MS : 0);
+    let settleBy = Date.now() + (workers > 0 || workflows > 0 ? SETTLE_MS : 0);
     let unfinished = Number.POSITIVE_INFINITY;
     while (Date.now() < settleBy) {
       const counted = await admin
         .query<{ n: string }>(
           `SELECT count(*) AS n FROM "${schema}".jobs WHERE queue = ANY($1::text[]) AND status NOT IN ('completed', 'dead')`,
-          [queues],
+          [settling],
         )
         .catch(() => undefined); // through haproxy: a connection the last promotion broke
       if (!counted) {
@@ -360,6 +392,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       proxyPorts: cluster ? null : () => proxy.everUsedPorts(),
       proxyOpenConnections: () => proxy.openConnections(),
       children: fleet.started,
+      ...(workflows > 0 ? { workflowQueue: WORKFLOW.queue } : {}),
     });
     facts.enqueued = await readEnqueuedFacts(admin, schema);
     const bounds: RunBounds = {
