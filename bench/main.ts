@@ -25,6 +25,7 @@ import { herdFamily } from './scenarios/herd.js';
 import { latencyFamily } from './scenarios/latency.js';
 import { leasesFamily } from './scenarios/lease-throughput.js';
 import { sustainedFamily } from './scenarios/sustained.js';
+import { workflowFamily } from './scenarios/workflow.js';
 
 /** In this order: sustained reads leasehold's maximum from the burn-down. */
 export const FAMILIES: readonly Family[] = [
@@ -35,6 +36,7 @@ export const FAMILIES: readonly Family[] = [
   leasesFamily,
   flowControlFamily,
   herdFamily,
+  workflowFamily,
 ];
 
 const ROOT = new URL('..', import.meta.url).pathname;

@@ -22,6 +22,7 @@ const SEPARATE_SUITES = [
   'test/ha/',
   'test/chaos/broken-variants.test.ts',
   'test/bench/quick.test.ts',
+  'test/workflows/',
 ];
 
 function findTests(dir: string): string[] {
@@ -38,8 +39,9 @@ const files = findTests(join(root, 'test'))
   // The HA tests (test/ha/) start a Patroni cluster each: `npm run test:ha` runs them.
   // The broken chaos variants (eight fault runs of up to half a minute each, some repeated on a
   // second seed) take three minutes: `npm run test:variants` runs them. The benchmark's smoke
-  // test (every scenario at tiny counts, peers included) takes two: `npm run test:bench`. CI runs
-  // all four.
+  // test (every scenario at tiny counts, peers included) takes two: `npm run test:bench`. The
+  // workflows under process faults (test/workflows/, a few minutes of killed and frozen worker
+  // processes): `npm run test:workflows`. CI runs all five.
   .filter((f) =>
     filters.length === 0
       ? !SEPARATE_SUITES.some((prefix) => f.startsWith(prefix))

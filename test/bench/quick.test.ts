@@ -48,6 +48,7 @@ const RATIO_KEYS = [
   'httpNodeClientAt64VsInProcess',
   'httpNodeClientRenewsAt64VsInProcess',
   'burnDownCappedVsUnlimited',
+  'stepVsCompleteInTransaction',
   'burnDownPerKey4VsUnlimited',
 ];
 /** The absolute figures held to a target that this test looks for (the herd's and flow control's). */
