@@ -200,6 +200,10 @@ export function stepCases(h: EngineHarness): void {
             assert.ok(steps[0]!.generation < job.generation, 'one was recorded by the first');
           }
           assert.deepEqual(keys, new Set([`${retried.id}:one`, `${dead.id}:one`]));
+          // Steps go with their job.
+          assert.equal(await lh.jobs.delete(retried.id), true);
+          assert.deepEqual(await lh.jobs.steps(retried.id), []);
+          assert.equal((await lh.jobs.steps(dead.id)).length, 3);
           assert.equal(refusals.length, 10);
           const [noName, longName, bigint, fn, cyclic] = refusals.slice(0, 5);
           for (const [refusal, field] of [
