@@ -96,7 +96,7 @@ describe('job routes', () => {
       assert.equal(withSteps.status, 200, withSteps.text);
       const steps = (withSteps.body as { steps: { recordedAt: string }[] }).steps;
       assert.deepEqual(
-        steps.map(({ recordedAt, ...step }) => step),
+        steps.map(({ recordedAt: _recordedAt, ...step }) => step),
         [{ name: 'charge', value: { receipt: 'r-1' }, generation: again.generation }],
       );
       assert.equal(new Date(steps[0]!.recordedAt).toISOString(), steps[0]!.recordedAt);
