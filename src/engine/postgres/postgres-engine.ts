@@ -213,7 +213,6 @@ export class PostgresEngine extends ComposedEngine implements Engine {
     const connectionLocks = new PostgresConnectionLocks(ctx, sql);
     const steps = new PostgresSteps(ctx);
     super(families(poolMode, ctx, sql, { notifier, jobs, connectionLocks, steps }));
-    steps.useRecordStatement(this.stepRecordStatement(steps.defaultRecordStatement));
     this.schema = schema;
     this.pool = pool;
     this.ownsPool = ownsPool;
@@ -225,6 +224,8 @@ export class PostgresEngine extends ComposedEngine implements Engine {
     this.notifier = notifier;
     this.jobs = jobs;
     this.connectionLocks = connectionLocks;
+    // Last, so an override may read the engine's fields (not its own: they are set after this).
+    steps.useRecordStatement(this.stepRecordStatement(steps.defaultRecordStatement, quotedSchema));
   }
 
   /**
@@ -233,8 +234,9 @@ export class PostgresEngine extends ComposedEngine implements Engine {
    * default, answers the text to use; overridable only so the chaos harness can prove what the
    * guard is for (a broken variant records without it). Same parameters: $1 job id,
    * $2 generation, $3 worker id, $4 name, $5 value jsonb, $6 now; answers `recorded_at`.
+   * Called once, at the end of the constructor.
    */
-  protected stepRecordStatement(guarded: string): string {
+  protected stepRecordStatement(guarded: string, _quotedSchema: string): string {
     return guarded;
   }
 
