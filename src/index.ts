@@ -15,6 +15,7 @@ export type {
   JobExplanation,
   JobExplanationReason,
   JobStatus,
+  JobStep,
   Lease,
   LeaseListFilter,
   LeaseState,
@@ -33,12 +34,20 @@ export type * from './engine/jobs.js';
 export type * from './engine/locks.js';
 export type * from './engine/semaphores.js';
 export type * from './engine/notifications.js';
+export type {
+  StepTransaction,
+  JobStepOutcome,
+  JobStepRunParams,
+  JobSleepParams,
+  StepOperations,
+} from './engine/steps.js';
 export {
   PostgresEngine,
   type PostgresEngineOptions,
   type PoolMode,
 } from './engine/postgres/postgres-engine.js';
 export { MemoryEngine, type MemoryEngineOptions } from './engine/memory/memory-engine.js';
+export { MemoryTransaction } from './engine/memory/memory-steps.js';
 export {
   ENGINE_CALLS,
   instrumentEngine,
@@ -100,6 +109,12 @@ export {
 } from './queue/job-manager.js';
 export { Worker, type WorkerEvents, type WorkerState, type DrainResult } from './queue/worker.js';
 export type { WorkerOptions, JobHandler, JobContext } from './queue/worker-options.js';
+export {
+  JobSleepSignal,
+  SLEEP_MAX_MS,
+  type StepFunction,
+  type StepInfo,
+} from './queue/job-steps.js';
 export { PermanentJobError } from './queue/retry-policy.js';
 export type { JobTypes, TypedJob, TypedHandlers, TypedEnqueue } from './queue/typed-jobs.js';
 export {

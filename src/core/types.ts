@@ -131,6 +131,20 @@ export interface Job {
 /** A job's progress: a percentage from 0 to 100, or a JSON object of at most 64 KiB. */
 export type JobProgress = number | Readonly<Record<string, unknown>>;
 
+/**
+ * One recorded step of a job (`ctx.step`, `ctx.sleep`; decision 0254): its outcome, committed
+ * once, in the transaction of the step's own writes. A sleep's value is its wake-up instant as
+ * an ISO string.
+ */
+export interface JobStep {
+  readonly name: string;
+  /** The step function's answer as JSON stores it (undefined became null). */
+  readonly value: unknown;
+  /** The generation (fencing token) of the run that recorded it. */
+  readonly generation: FencingToken;
+  readonly recordedAt: Date;
+}
+
 export type WorkerStatus = 'alive' | 'draining' | 'dead' | 'stopped';
 export const WORKER_STATUSES: readonly WorkerStatus[] = ['alive', 'draining', 'dead', 'stopped'];
 

@@ -11,7 +11,8 @@
  *   injected Clock for memory. Inputs arrive already validated by the layer above (the
  *   managers), so engines check invariants, not user input.
  * - Families live one per file (leases.ts, connection-locks.ts, lease-locks.ts, semaphores.ts,
- *   schedule-slots.ts, fences.ts, jobs.ts (jobs and workers), notifications.ts, controls.ts),
+ *   schedule-slots.ts, fences.ts, jobs.ts (jobs and workers), notifications.ts, controls.ts,
+ *   steps.ts),
  *   listed in families.ts; each engine implements them one module per family and composes them
  *   with compose.ts. Connection-bound features are declared in `capabilities` so callers and the
  *   conformance suite can tell a real gap from a bug.

@@ -19,6 +19,7 @@ import type { NotificationOperations } from './notifications.js';
 import type { QueueOperations } from './queues.js';
 import type { ScheduleSlotOperations } from './schedule-slots.js';
 import type { SemaphoreOperations } from './semaphores.js';
+import type { StepOperations } from './steps.js';
 
 /** One implementation per family: what an engine composes (the same object may serve several). */
 export interface EngineFamilies {
@@ -33,6 +34,7 @@ export interface EngineFamilies {
   readonly notifications: NotificationOperations;
   readonly controls: ControlOperations;
   readonly queues: QueueOperations;
+  readonly steps: StepOperations;
 }
 
 export type EngineFamilyName = keyof EngineFamilies;
@@ -50,7 +52,8 @@ export interface EngineOperations
     WorkerOperations,
     NotificationOperations,
     ControlOperations,
-    QueueOperations {}
+    QueueOperations,
+    StepOperations {}
 
 export type EngineOperationName = keyof EngineOperations;
 
@@ -110,6 +113,7 @@ export const FAMILY_OPERATIONS = {
   notifications: ['notifyListen', 'notifySend'],
   controls: ['controlGet', 'controlSet'],
   queues: ['queueSettingsGet', 'queueSettingsList', 'queueConfigure', 'jobExplain'],
+  steps: ['jobSteps', 'jobStepRun', 'jobSleep'],
 } as const satisfies { readonly [F in EngineFamilyName]: readonly (keyof EngineFamilies[F])[] };
 
 type Unlisted<F extends EngineFamilyName> = Exclude<
@@ -132,6 +136,7 @@ const everyListed: {
   notifications: true,
   controls: true,
   queues: true,
+  steps: true,
 };
 void everyListed;
 

@@ -3,15 +3,17 @@
  * its methods on the prototype, and the signal read only when asked for, so a job whose
  * handler uses none of it costs one allocation here, not three closures and a controller.
  */
+import type { Duration } from '../core/duration.js';
 import { LeaseLostError } from '../core/errors.js';
 import type { JobProgress } from '../core/types.js';
 import { requireJobProgress } from '../core/validate.js';
 import type { CallerTransaction, Engine } from '../engine/engine.js';
 import type { JobRun } from './job-run.js';
+import { RunSteps, type StepFunction, type StepHost } from './job-steps.js';
 import type { JobContext } from './worker-options.js';
 
 /** The worker's side of every context: how to renew soon and how to complete in a transaction. */
-export interface ContextHost {
+export interface ContextHost extends StepHost {
   readonly engine: Engine;
   readonly workerId: string;
   readonly removeOnComplete: boolean;
@@ -23,6 +25,8 @@ export interface ContextHost {
 export class RunContext implements JobContext {
   readonly token: number;
   readonly attempt: number;
+  /** Made at the first step or sleep: most handlers use neither. */
+  private steps: RunSteps | undefined;
 
   constructor(
     private readonly run: JobRun,
@@ -69,6 +73,16 @@ export class RunContext implements JobContext {
     // lease lost meanwhile is not checked again: the database accepted, so the job was ours.
     if (run.timedOut) this.throwIfLost();
     run.completedInTransaction = true;
+  }
+
+  step<T>(name: string, fn: StepFunction<T>): Promise<T> {
+    this.steps ??= new RunSteps(this.run, this.host);
+    return this.steps.step(name, fn);
+  }
+
+  sleep(name: string, duration: Duration): Promise<void> {
+    this.steps ??= new RunSteps(this.run, this.host);
+    return this.steps.sleep(name, duration);
   }
 
   /** Lost, handed back or timed out: the job is no longer this handler's to renew or complete. */

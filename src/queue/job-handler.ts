@@ -1,6 +1,8 @@
 /** The handler a worker runs for each job, and what it receives besides the job. */
+import type { Duration } from '../core/duration.js';
 import type { Job, JobProgress } from '../core/types.js';
 import type { CallerTransaction } from '../engine/engine.js';
+import type { StepFunction } from './job-steps.js';
 
 /** What a handler receives besides its job. */
 export interface JobContext {
@@ -33,6 +35,26 @@ export interface JobContext {
    * the `timeout` error (roll back too) once the attempt has timed out.
    */
   complete(tx: CallerTransaction, result?: unknown): Promise<void>;
+  /**
+   * Runs `fn` once for this job, however many times the job runs (decision 0254): in a
+   * transaction (`tx`; on the memory engine, write with `tx.onCommit`) that also records the
+   * step's answer, guarded by this run's ownership of the job. A step recorded by an earlier run
+   * answers its recorded value without running. The answer is what JSON holds (undefined: null;
+   * a Date comes back as a string; a function, bigint or cycle is `invalid_argument`). `fn`
+   * throwing rolls the step back and the error propagates. A stale run's step is rolled back
+   * and throws `lease_lost` (its signal fires); after a timeout or loss, the stop reason.
+   * `name`: non-empty, at most 200 characters, unique within the job.
+   */
+  step<T>(name: string, fn: StepFunction<T>): Promise<T>;
+  /**
+   * Ends this attempt and runs the job again after `duration` (ms, or a string such as "5m"),
+   * holding no worker slot meanwhile: the job goes back to pending with its attempt given back
+   * (a sleep is not a failure), and the sleep is recorded as a step named `name`. Never returns
+   * the first time: it throws a `JobSleepSignal`, which the worker recognises (rethrow it if you
+   * catch errors). When the job runs again, the same call returns at once, or sleeps again for
+   * the remainder if the job was woken early.
+   */
+  sleep(name: string, duration: Duration): Promise<void>;
 }
 
 /** Returns the job's result (any JSON value); throwing fails the attempt. */

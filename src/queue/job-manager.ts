@@ -2,7 +2,7 @@
  * `lh.jobs`: jobs by id, across queues, for the people and programs that operate a queue rather
  * than produce into it (`lh.queue(name)`) or consume it in process (`lh.worker`):
  *
- * - reads and administration: `get`, `list`, `counts`, `queues`, `explain`, `workers`, `retry`,
+ * - reads and administration: `get`, `list`, `counts`, `queues`, `explain`, `steps`, `workers`, `retry`,
  *   `cancel`, `delete`, and `waitUntilFinished`;
  * - the claim protocol, for a consumer outside this process that pulls jobs one call at a time
  *   (the HTTP task API): `claim`, `renewClaims`, `complete`, `fail`, `handBack`. Each is guarded
@@ -19,6 +19,7 @@ import {
   type Job,
   type JobExplanation,
   type JobStatus,
+  type JobStep,
   type QueueSettings,
   type WorkerInfo,
   type WorkerStatus,
@@ -139,6 +140,15 @@ export class JobManager {
    */
   async explain(id: number): Promise<JobExplanation | null> {
     return this.engine.jobExplain({ id: requireId(id) });
+  }
+
+  /**
+   * The steps job `id` has recorded (`ctx.step`, `ctx.sleep`; decision 0254), in recording
+   * order, each with its value, the generation that recorded it and when; empty when it has
+   * none or there is no such job.
+   */
+  async steps(id: number): Promise<JobStep[]> {
+    return this.engine.jobSteps({ id: requireId(id) });
   }
 
   /**

@@ -37,6 +37,8 @@ export class JobRun implements Expirable {
   state: JobRunState = 'running';
   /** The handler completed the job in its own transaction: no separate completion is sent. */
   completedInTransaction = false;
+  /** The handler's `ctx.sleep` ended the attempt: its outcome is ignored, its slot already free. */
+  slept = false;
   /** Why the worker stopped trusting its lease; undefined while trusted. */
   private reason: Error | undefined;
   /** Set when the attempt ran past its timeout; its lease is still trusted. */

@@ -28,6 +28,7 @@ import { TypedEvents } from '../runtime/events.js';
 import { silentLogger, type Logger } from '../runtime/logger.js';
 import { RunContext, type ContextHost } from './job-context.js';
 import { JobRun } from './job-run.js';
+import type { JobSleepSignal } from './job-steps.js';
 import { OutcomeBatcher } from './outcome-batcher.js';
 import { Producer } from './producer.js';
 import { PROGRESS_INTERVAL_MS, ProgressWriter } from './progress-writer.js';
@@ -56,6 +57,8 @@ export interface WorkerEvents {
   };
   /** The worker stopped trusting its lease on the job (expired, cancelled, taken over). */
   'job:lost': { job: Job; reason: string };
+  /** The handler's `ctx.sleep` ended the attempt: the job runs again at `until`. */
+  'job:slept': { job: Job; step: string; until: Date };
   'worker:drained': { handedBack: number };
   'worker:error': { where: string; error: unknown };
   [name: string]: unknown;
@@ -111,6 +114,8 @@ export class Worker {
       removeOnComplete: this.o.removeOnComplete,
       renewSoon: () => this.renewer.renewSoon(),
       reportProgress: (run, progress) => this.reportProgress(run, progress),
+      lose: (run, error) => this.loseRun(run, error),
+      slept: (run, signal) => this.sleepRun(run, signal),
     };
     const onError = (where: string) => (error: unknown) => {
       this.logger.warn({ err: error, worker: this.id }, `worker ${where} failed`);
@@ -284,6 +289,8 @@ export class Worker {
       this.abandonedHandlers--;
       return;
     }
+    // Asleep (ctx.sleep): the job is pending again and the slot was freed with the sleep.
+    if (run.slept) return;
     this.freeSlot();
     if (run.state === 'done') return; // handed back by a drain while the handler ran
     run.state = 'flushing';
@@ -377,6 +384,31 @@ export class Worker {
         this.reportLost(run);
       },
     });
+  }
+
+  /** A step or sleep the database refused: the job is no longer ours, as a refused renewal says. */
+  private loseRun(run: JobRun, error: LeaseLostError): void {
+    // Its outcome is already on its way (or it timed out, or slept): nothing new to tell.
+    if (run.state !== 'running' || run.lost) return;
+    run.abort(error);
+    this.reportLost(run);
+  }
+
+  /**
+   * The handler's sleep is recorded: the job is pending again, so the attempt ends here. Its
+   * signal fires (with the sleep), its slot is freed at once and nothing is written for it;
+   * whatever the handler does next is ignored (execute returns when it settles).
+   */
+  private sleepRun(run: JobRun, signal: JobSleepSignal): void {
+    // Timed out or handed back while the sleep was being written: their path settles the run.
+    if (run.state !== 'running') return;
+    run.slept = true;
+    run.abort(signal);
+    run.finish();
+    this.runs.delete(run.ref.id);
+    this.progress.forget(run.ref.id);
+    this.freeSlot();
+    this.events.emit('job:slept', { job: run.job, step: signal.step, until: signal.until });
   }
 
   private reportLost(run: JobRun): void {

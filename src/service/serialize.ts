@@ -1,5 +1,5 @@
 /** Domain objects to JSON answers: dates as ISO strings, nothing internal leaked. */
-import type { Job, JobExplanation, Lease, QueueSettings } from '../core/types.js';
+import type { Job, JobExplanation, JobStep, Lease, QueueSettings } from '../core/types.js';
 import type { QueueOverview } from '../queue/job-manager.js';
 
 export type LeaseJson = ReturnType<typeof leaseJson>;
@@ -48,6 +48,19 @@ export function jobJson(job: Job) {
     finishedAt: job.finishedAt?.toISOString() ?? null,
     timeoutMs: job.timeoutMs,
     progress: job.progress,
+  };
+}
+
+/** A job with its recorded steps (GET /api/jobs/:id). */
+export function jobDetailJson(job: Job, steps: readonly JobStep[]) {
+  return {
+    ...jobJson(job),
+    steps: steps.map((s) => ({
+      name: s.name,
+      value: s.value,
+      generation: s.generation,
+      recordedAt: s.recordedAt.toISOString(),
+    })),
   };
 }
 

@@ -22,6 +22,7 @@ import { progressCases } from './toolkit/progress.cases.js';
 import { pullConsumerCases } from './toolkit/pull-consumer.cases.js';
 import { scheduleCases } from './toolkit/schedules.cases.js';
 import { semaphoreCases } from './toolkit/semaphore.cases.js';
+import { stepCases } from './toolkit/steps.cases.js';
 import { waitForCases } from './toolkit/wait-for.cases.js';
 import { workerCases } from './toolkit/worker.cases.js';
 
@@ -52,4 +53,5 @@ export function defineAllCases(h: EngineHarness): void {
   waitForCases(h);
   maintenanceCases(h);
   bulkOperationCases(h);
+  stepCases(h);
 }

@@ -82,6 +82,24 @@ describe('job routes', () => {
         job.errors.map((e) => [e.attempt, e.error]),
         [[1, 'smtp down']],
       );
+      assert.deepEqual((got.body as { steps?: unknown }).steps, [], 'no steps recorded yet');
+
+      // A recorded step (ctx.step) is shown with its value and the run that recorded it.
+      const again = await claimOne(lh, 'emails');
+      await lh.engine.jobStepRun({
+        workerId: 'w1',
+        ref: { id: again.id, generation: again.generation },
+        name: 'charge',
+        body: async () => ({ receipt: 'r-1' }),
+      });
+      const withSteps = await call(app, 'GET', `/api/jobs/${enqueued.id}`);
+      assert.equal(withSteps.status, 200, withSteps.text);
+      const steps = (withSteps.body as { steps: { recordedAt: string }[] }).steps;
+      assert.deepEqual(
+        steps.map(({ recordedAt: _recordedAt, ...step }) => step),
+        [{ name: 'charge', value: { receipt: 'r-1' }, generation: again.generation }],
+      );
+      assert.equal(new Date(steps[0]!.recordedAt).toISOString(), steps[0]!.recordedAt);
 
       const unknown = await call(app, 'GET', '/api/jobs/424242');
       assert.equal(unknown.status, 404);

@@ -26,8 +26,9 @@ const SQL_WORDS =
  *   QUARANTINE_GATE, BEGIN_EPOCH, grantsNewTerm; the claim's flow-control fragments CLAIM_LIMITS,
  *   CLAIM_ASSIGNED, RATE_STARTS, PARTITION_HEAD, PARTITION_ROOM, FAIR_RANKS, BUSY_KEYS,
  *   BUSY_KEYS_LIMITED, NOT_BUSY; the operations over many jobs' matching, matchingBatch and
- *   batchAnswer; postgres-queues.ts's `field`), which are only ever called with literals, the
- *   constants above, or vetted helper calls and templates (checked below).
+ *   batchAnswer; postgres-queues.ts's `field`; step-queries.ts's HELD and isoText), which are
+ *   only ever called with literals, the constants above, or vetted helper calls and templates
+ *   (checked below).
  */
 const ALLOWED_NAMES = new Set([
   's',
@@ -97,6 +98,7 @@ const ALLOWED_NAMES = new Set([
   'applies',
   'changed',
   'notifiers',
+  'instant',
 ]);
 const ALLOWED_HELPERS = new Set([
   'CLOCK',
@@ -124,6 +126,9 @@ const ALLOWED_HELPERS = new Set([
   'matchingBatch',
   'batchAnswer',
   'field',
+  // step-queries.ts: the ownership guard and a sleep's ISO instant
+  'HELD',
+  'isoText',
 ]);
 
 export interface Splice {

@@ -17,6 +17,7 @@ import { MemoryFences } from './memory-fences.js';
 import { MemoryLeaseLocks } from './memory-lease-locks.js';
 import { MemoryScheduleSlots } from './memory-schedule-slots.js';
 import { MemorySemaphores } from './memory-semaphores.js';
+import { MemorySteps } from './memory-steps.js';
 import { MemoryNotifier } from './memory-notifier.js';
 import { MemoryWorkers } from './memory-workers.js';
 
@@ -68,6 +69,7 @@ export class MemoryEngine extends ComposedEngine implements Engine {
         notifications: notifier,
         controls: new MemoryControls(now),
         queues,
+        steps: new MemorySteps(now, jobs, publish),
       },
       {
         // Every call is async and passes here, so nothing runs on a closed engine.

@@ -465,6 +465,14 @@ export class MemoryJobs implements JobOperations {
     return record;
   }
 
+  /**
+   * The stored record of job `id` itself, not a copy: for the step family (memory-steps.ts),
+   * which checks a step's ownership and puts a sleeping job back to pending in the same turn.
+   */
+  record(id: number): JobRecord | undefined {
+    return this.jobs.get(id);
+  }
+
   /** The job if `workerId` holds it under this generation; lease expiry is not checked here. */
   private owned(workerId: string, ref: JobLeaseRef): JobRecord | undefined {
     const r = this.jobs.get(ref.id);

@@ -128,28 +128,53 @@ export class PgContext {
       client.release();
       return result;
     } catch (error) {
-      if (isConnectionInDoubt(error)) {
-        // A statement that timed out may still be running, or the server may be silent: a
-        // ROLLBACK would only wait for the same answer. Drop the connection instead; the server
-        // rolls the transaction back when it sees it go.
-        destroyConnection(client);
-        client.release(error as Error);
-      } else if (isWrongServer(error)) {
-        // A standby or a server on its way down (a failover): ROLLBACK would succeed and hand
-        // the pool a connection that can never write again. Drop it; the next connection goes
-        // through the proxy or DNS name to the new primary.
-        client.release(error as Error);
-      } else {
-        // A ROLLBACK that fails (or times out) leaves the connection in doubt too.
-        const failed = await client.query('ROLLBACK').then(
-          () => undefined,
-          (rollbackError: unknown) => rollbackError as Error,
-        );
-        if (failed) destroyConnection(client);
-        client.release(failed);
-      }
+      await rollBackAndRelease(client, error);
       throw mapPgError(error, name);
     }
+  }
+
+  /**
+   * `query` on a client the caller checked out (inside its transaction): a named statement when
+   * they are enabled, timestamps parsed as everywhere else. Errors are the caller's to map.
+   */
+  async clientQuery<R extends pg.QueryResultRow>(
+    client: pg.ClientBase,
+    name: string,
+    text: string,
+    values: unknown[],
+  ): Promise<R[]> {
+    const config: pg.QueryConfig = this.statementPrefix
+      ? { name: this.statementPrefix + name, text, values, types: QUERY_TYPES }
+      : { text, values, types: QUERY_TYPES };
+    const result = await client.query<R>(config);
+    return result.rows;
+  }
+}
+
+/**
+ * Ends a transaction that failed with `error` and gives its client back to the pool: rolled
+ * back, or dropped when the connection is in doubt.
+ */
+export async function rollBackAndRelease(client: pg.PoolClient, error: unknown): Promise<void> {
+  if (isConnectionInDoubt(error)) {
+    // A statement that timed out may still be running, or the server may be silent: a
+    // ROLLBACK would only wait for the same answer. Drop the connection instead; the server
+    // rolls the transaction back when it sees it go.
+    destroyConnection(client);
+    client.release(error as Error);
+  } else if (isWrongServer(error)) {
+    // A standby or a server on its way down (a failover): ROLLBACK would succeed and hand
+    // the pool a connection that can never write again. Drop it; the next connection goes
+    // through the proxy or DNS name to the new primary.
+    client.release(error as Error);
+  } else {
+    // A ROLLBACK that fails (or times out) leaves the connection in doubt too.
+    const failed = await client.query('ROLLBACK').then(
+      () => undefined,
+      (rollbackError: unknown) => rollbackError as Error,
+    );
+    if (failed) destroyConnection(client);
+    client.release(failed);
   }
 }
 

@@ -28,6 +28,7 @@ import { PostgresFences } from './postgres-fences.js';
 import { PostgresLeaseLocks } from './postgres-lease-locks.js';
 import { PostgresScheduleSlots } from './postgres-schedule-slots.js';
 import { PostgresSemaphores } from './postgres-semaphores.js';
+import { PostgresSteps } from './postgres-steps.js';
 import { PostgresNotifier } from './postgres-notifier.js';
 import { PostgresWorkers } from './postgres-workers.js';
 import { quoteSchema } from './sql-identifiers.js';
@@ -210,7 +211,8 @@ export class PostgresEngine extends ComposedEngine implements Engine {
     const jobs = new PostgresJobs(ctx);
     const sql = lockQueries(quotedSchema);
     const connectionLocks = new PostgresConnectionLocks(ctx, sql);
-    super(families(poolMode, ctx, sql, { notifier, jobs, connectionLocks }));
+    const steps = new PostgresSteps(ctx);
+    super(families(poolMode, ctx, sql, { notifier, jobs, connectionLocks, steps }));
     this.schema = schema;
     this.pool = pool;
     this.ownsPool = ownsPool;
@@ -222,6 +224,20 @@ export class PostgresEngine extends ComposedEngine implements Engine {
     this.notifier = notifier;
     this.jobs = jobs;
     this.connectionLocks = connectionLocks;
+    // Last, so an override may read the engine's fields (not its own: they are set after this).
+    steps.useRecordStatement(this.stepRecordStatement(steps.defaultRecordStatement, quotedSchema));
+  }
+
+  /**
+   * The statement that records a step (step-queries.ts, JobStepRecord): an INSERT guarded by
+   * the job's ownership, which holds the job row FOR SHARE until the step commits. Given the
+   * default, answers the text to use; overridable only so the chaos harness can prove what the
+   * guard is for (a broken variant records without it). Same parameters: $1 job id,
+   * $2 generation, $3 worker id, $4 name, $5 value jsonb, $6 now; answers `recorded_at`.
+   * Called once, at the end of the constructor.
+   */
+  protected stepRecordStatement(guarded: string, _quotedSchema: string): string {
+    return guarded;
   }
 
   async migrate(): Promise<MigrationReport> {
@@ -261,9 +277,10 @@ function families(
     notifier: PostgresNotifier;
     jobs: PostgresJobs;
     connectionLocks: PostgresConnectionLocks;
+    steps: PostgresSteps;
   },
 ): EngineFamilies {
-  const { notifier, jobs, connectionLocks } = shared;
+  const { notifier, jobs, connectionLocks, steps } = shared;
   const pooled = poolMode === 'transaction';
   return {
     leases: new PostgresLeases(ctx),
@@ -286,6 +303,7 @@ function families(
       : notifier,
     controls: new PostgresControls(ctx),
     queues: new PostgresQueues(ctx),
+    steps,
   };
 }
 

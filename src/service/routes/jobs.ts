@@ -13,8 +13,14 @@ import { jobRefusal } from '../job-refusal.js';
 import { isFinished } from '../../queue/job-waiters.js';
 import { extendReplyDeadline } from '../reply-deadline.js';
 import { ErrorResponse, IdParams, Name, Paging } from '../schemas/common.js';
-import { JOB_WAIT_MAX_MS, JobSchema, JobWaitAnswer, JobWaitQuery } from '../schemas/jobs.js';
-import { jobJson } from '../serialize.js';
+import {
+  JOB_WAIT_MAX_MS,
+  JobDetailSchema,
+  JobSchema,
+  JobWaitAnswer,
+  JobWaitQuery,
+} from '../schemas/jobs.js';
+import { jobDetailJson, jobJson } from '../serialize.js';
 
 const Query = Type.Object(
   {
@@ -55,14 +61,15 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     config: { scope: 'read' },
     schema: {
       tags: ['jobs'],
-      summary: 'One job with its payload, headers and attempt history.',
+      summary: 'One job with its payload, headers, attempt history and recorded steps.',
       params: IdParams,
-      response: { 200: JobSchema, 404: ErrorResponse, ...errors },
+      response: { 200: JobDetailSchema, 404: ErrorResponse, ...errors },
     },
     handler: async (request) => {
-      const job = await jobs.get(request.params.id);
-      if (!job) throw new NotFoundError('job', request.params.id);
-      return jobJson(job);
+      const { id } = request.params;
+      const [job, steps] = await Promise.all([jobs.get(id), jobs.steps(id)]);
+      if (!job) throw new NotFoundError('job', id);
+      return jobDetailJson(job, steps);
     },
   });
 

@@ -21,6 +21,29 @@ export const JobSchema = Type.Object(
   { additionalProperties: true, description: 'A job (see the Job type).' },
 );
 
+/** GET /api/jobs/:id: the job and its recorded steps (decision 0254). */
+export const JobDetailSchema = Type.Object(
+  {
+    ...JobSchema.properties,
+    steps: Type.Array(
+      Type.Object(
+        {
+          name: Type.String(),
+          value: Type.Unknown({ description: "The step's recorded answer (JSON)." }),
+          generation: Type.Integer({ description: 'The generation of the run that recorded it.' }),
+          recordedAt: Type.String({ format: 'date-time' }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        description:
+          'The steps the job recorded with ctx.step and ctx.sleep (a sleep: its wake-up instant), in recording order.',
+      },
+    ),
+  },
+  { additionalProperties: true, description: 'A job (see the Job type) with its recorded steps.' },
+);
+
 /** The longest one long poll waits; a longer `timeout` is cut to it (the client asks again). */
 export const JOB_WAIT_MAX_MS = 30_000;
 
