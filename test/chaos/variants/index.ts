@@ -15,6 +15,7 @@ import { LostEnqueueAnswerRetriedEngine } from './lost-enqueue-answer-retried.js
 import { NoEpochEngine } from './no-epoch.js';
 import { UnloggedLeasesEngine } from './unlogged-leases.js';
 import { WorkerSideLimitsEngine } from './worker-side-limits.js';
+import { UnguardedStepEngine } from './unguarded-step.js';
 
 export const VARIANTS = [
   'real',
@@ -31,6 +32,8 @@ export const VARIANTS = [
   'unlogged-leases',
   // Decision 0239: flow control counted by each worker instead of the claim in the database.
   'worker-side-limits',
+  // Decision 0256: a workflow step recorded without its ownership guard.
+  'unguarded-step',
 ] as const;
 export type Variant = (typeof VARIANTS)[number];
 
@@ -64,5 +67,7 @@ export function createEngine(
       return new UnloggedLeasesEngine(options);
     case 'worker-side-limits':
       return new WorkerSideLimitsEngine(options);
+    case 'unguarded-step':
+      return new UnguardedStepEngine(options);
   }
 }
