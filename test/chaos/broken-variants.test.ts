@@ -139,6 +139,9 @@ const CASES: Case[] = [
       roles: { workflow: 2 },
       faultTypes: ['sigstop'],
       faultGapMs: [500, 1_000],
+      // Steps long enough that a holder resumed from a freeze often finds the job's new holder
+      // still inside the same step, and records it first.
+      workflowWorkMs: [300, 900],
     },
   },
 ];

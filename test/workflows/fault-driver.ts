@@ -32,13 +32,13 @@ export class WorkerFleet {
     await Promise.all(this.procs.map((p) => p.waitForLine(/"event":"ready"/, EVENT_TIMEOUT_MS)));
   }
 
-  /** Starts injecting faults: one every 0.7 to 1.5 s, a kill or a freeze past the lease. */
+  /** Starts injecting faults: one every 0.5 to 1.2 s, a kill or a freeze past the lease. */
   startFaults(seed: number): void {
     const random = seededRandom(seed);
     this.faulting = true;
     this.driver = (async () => {
       while (this.faulting) {
-        await sleep(random.int(700, 1_500));
+        await sleep(random.int(500, 1_200));
         if (!this.faulting) break;
         const index = random.int(0, this.procs.length - 1);
         const proc = this.procs[index]!;
@@ -52,8 +52,10 @@ export class WorkerFleet {
         } else {
           proc.kill('SIGSTOP');
           this.faults.stops++;
-          // Past the lease, so the maintainer rescues its jobs and another process takes them.
-          await sleep(this.leaseMs + random.int(300, 1_500));
+          // Just past the lease: the maintainer rescues its jobs and another process takes them,
+          // and the frozen one often wakes while that process is still in the same step (the
+          // race a step's guard exists for).
+          await sleep(this.leaseMs + random.int(100, 900));
           proc.kill('SIGCONT');
         }
       }

@@ -63,7 +63,7 @@ async function runUnderFaults(
         .reduce((n, c) => n + c.count, 0);
     await waitFor(
       'most jobs completed under faults',
-      async () => (await completed()) >= total * 0.8 && fleet.faults.kills + fleet.faults.stops >= 6,
+      async () => (await completed()) >= total * 0.8 && fleet.faults.kills + fleet.faults.stops >= 10,
       { timeoutMs: 6 * EVENT_TIMEOUT_MS, intervalMs: 500 },
     );
     await fleet.stopFaults();

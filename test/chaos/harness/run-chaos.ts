@@ -63,6 +63,8 @@ export interface ChaosOptions {
   jobsPerEnqueue?: number;
   /** Range of each job's work in ms (default 100–500). */
   jobWorkMs?: readonly [number, number];
+  /** Range of each workflow step's work in ms (default 20–200). */
+  workflowWorkMs?: readonly [number, number];
   /** Slots per worker (default 2). */
   workerConcurrency?: number;
   /** Holders' quick acquire/release cycles on shared resources (default none). */
@@ -312,7 +314,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const workflowRandom = seededRandom(options.seed + 2);
     const workflowEnqueuer = (async () => {
       for (let n = 0; enqueueing && producer && workflows > 0; n++) {
-        const workMs = (): number => workflowRandom.int(20, 200);
+        const [least, most] = options.workflowWorkMs ?? [20, 200];
+        const workMs = (): number => workflowRandom.int(least, most);
         const queue = producer.queue(WORKFLOW.queue);
         await (
           n % 2 === 0
