@@ -12,6 +12,7 @@
 import type { ConnectionLockOperations } from './connection-locks.js';
 import type { ControlOperations } from './controls.js';
 import type { FenceOperations } from './fences.js';
+import type { FlowOperations } from './flows.js';
 import type { JobOperations, WorkerOperations } from './jobs.js';
 import type { LeaseLockOperations } from './lease-locks.js';
 import type { LeaseOperations } from './leases.js';
@@ -33,6 +34,7 @@ export interface EngineFamilies {
   readonly notifications: NotificationOperations;
   readonly controls: ControlOperations;
   readonly queues: QueueOperations;
+  readonly flows: FlowOperations;
 }
 
 export type EngineFamilyName = keyof EngineFamilies;
@@ -50,7 +52,8 @@ export interface EngineOperations
     WorkerOperations,
     NotificationOperations,
     ControlOperations,
-    QueueOperations {}
+    QueueOperations,
+    FlowOperations {}
 
 export type EngineOperationName = keyof EngineOperations;
 
@@ -110,6 +113,7 @@ export const FAMILY_OPERATIONS = {
   notifications: ['notifyListen', 'notifySend'],
   controls: ['controlGet', 'controlSet'],
   queues: ['queueSettingsGet', 'queueSettingsList', 'queueConfigure', 'jobExplain'],
+  flows: ['jobEnqueueFlow', 'jobChildren'],
 } as const satisfies { readonly [F in EngineFamilyName]: readonly (keyof EngineFamilies[F])[] };
 
 type Unlisted<F extends EngineFamilyName> = Exclude<
@@ -132,6 +136,7 @@ const everyListed: {
   notifications: true,
   controls: true,
   queues: true,
+  flows: true,
 };
 void everyListed;
 

@@ -4,6 +4,7 @@
  * handler uses none of it costs one allocation here, not three closures and a controller.
  */
 import { LeaseLostError } from '../core/errors.js';
+import type { JobChild } from '../core/flows.js';
 import type { JobProgress } from '../core/types.js';
 import { requireJobProgress } from '../core/validate.js';
 import type { CallerTransaction, Engine } from '../engine/engine.js';
@@ -60,7 +61,8 @@ export class RunContext implements JobContext {
       workerId: host.workerId,
       jobs: [{ ...run.ref, result: result ?? null }],
       tx,
-      remove: host.removeOnComplete,
+      // A flow's child is kept: its parent reads its result (decision 0255).
+      remove: host.removeOnComplete && run.job.parentId === null,
     });
     if (!accepted.includes(run.ref.id))
       throw new LeaseLostError(`job:${run.ref.id}`, 'the job is no longer this worker’s');
@@ -69,6 +71,10 @@ export class RunContext implements JobContext {
     // lease lost meanwhile is not checked again: the database accepted, so the job was ours.
     if (run.timedOut) this.throwIfLost();
     run.completedInTransaction = true;
+  }
+
+  async childResults(): Promise<JobChild[]> {
+    return (await this.host.engine.jobChildren({ id: this.run.ref.id })).children;
   }
 
   /** Lost, handed back or timed out: the job is no longer this handler's to renew or complete. */

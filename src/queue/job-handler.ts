@@ -1,4 +1,5 @@
 /** The handler a worker runs for each job, and what it receives besides the job. */
+import type { JobChild } from '../core/flows.js';
 import type { Job, JobProgress } from '../core/types.js';
 import type { CallerTransaction } from '../engine/engine.js';
 
@@ -33,6 +34,13 @@ export interface JobContext {
    * the `timeout` error (roll back too) once the attempt has timed out.
    */
   complete(tx: CallerTransaction, result?: unknown): Promise<void>;
+  /**
+   * The direct children of this job when it is a flow's parent (decision 0255), in enqueue
+   * order: `{ id, queue, type, status, result, lastError, parentPolicy }` each. All completed,
+   * unless a child with `parentPolicy: 'ignore'` ended otherwise (its status says how). Empty
+   * for a job without children.
+   */
+  childResults(): Promise<JobChild[]>;
 }
 
 /** Returns the job's result (any JSON value); throwing fails the attempt. */

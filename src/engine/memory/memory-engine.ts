@@ -68,6 +68,7 @@ export class MemoryEngine extends ComposedEngine implements Engine {
         notifications: notifier,
         controls: new MemoryControls(now),
         queues,
+        flows: jobs.flows,
       },
       {
         // Every call is async and passes here, so nothing runs on a closed engine.

@@ -47,6 +47,7 @@ export const JOB_COLUMNS = [
   'finished_at',
   'timeout_ms',
   'progress',
+  'parent_id',
 ] as const;
 
 export type JobColumn = (typeof JOB_COLUMNS)[number];
@@ -108,7 +109,8 @@ export const finishedNotified = (channel: string, source: string, where = 'true'
 const OWNED = `j.id = r.id AND j.generation = r.generation
   AND j.claimed_by = $1 AND j.lease_expires_at IS NOT NULL`;
 
-export const LIVE = "('pending', 'processing')";
+/** Jobs that hold their dedup key: a flow's waiting parent too (decision 0255). */
+export const LIVE = "('pending', 'processing', 'waiting')";
 const FINAL = "('completed', 'dead', 'cancelled')";
 
 /** Rows (of a RETURNING with `ready`) that wake their queue: claimable now, or a partition freed. */
@@ -171,7 +173,7 @@ const batchAnswer = (changed: string, notifiers: string): string => `SELECT
   FROM ${notifiers}`;
 
 /** Statuses a job may be deleted in: any but processing. */
-const DELETABLE = "('pending', 'completed', 'dead', 'cancelled')";
+const DELETABLE = "('waiting', 'pending', 'completed', 'dead', 'cancelled')";
 
 export interface JobQueries {
   JobRenewLeases: string;
@@ -386,7 +388,7 @@ export function jobQueries(s: string): JobQueries {
     JobCounts: `SELECT queue, status, count(*) AS count FROM ${s}.jobs
       GROUP BY queue, status
       ORDER BY queue COLLATE "C",
-        array_position(ARRAY['pending', 'processing', 'completed', 'dead', 'cancelled'], status)`,
+        array_position(ARRAY['waiting', 'pending', 'processing', 'completed', 'dead', 'cancelled'], status)`,
 
     // $1 limit, $2 backoff base ms, $3 backoff cap ms, $4 error text, $5 now, $6 channel.
     // The delay is core/backoff's full jitter, drawn per job: floor(random * (ceiling + 1)).
@@ -420,11 +422,14 @@ export function jobQueries(s: string): JobQueries {
              count(*) FILTER (WHERE r.status = 'dead')::integer AS dead_lettered
       FROM rescued r, notified, finished_notified`,
 
-    // $1 older than ms, $2 limit, $3 now
+    // $1 older than ms, $2 limit, $3 now. A child whose parent still waits is kept: the
+    // parent reads its result when it runs (decision 0255).
     JobPrune: `${CLOCK('$3')},
       doomed AS (
         SELECT j.id FROM ${s}.jobs j
         WHERE j.status IN ${FINAL} AND j.finished_at < (SELECT now FROM clock) - $1::float8 ${MS}
+          AND (j.parent_id IS NULL OR NOT EXISTS (
+            SELECT 1 FROM ${s}.jobs p WHERE p.id = j.parent_id AND p.status = 'waiting'))
         ORDER BY j.finished_at, j.id
         LIMIT $2
         FOR UPDATE OF j SKIP LOCKED

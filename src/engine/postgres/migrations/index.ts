@@ -12,6 +12,7 @@ import { rateWindow } from './0011_rate_window.js';
 import { jobProgress } from './0012_job_progress.js';
 import { jobWaited } from './0013_job_waited.js';
 import { claimCounts } from './0014_claim_counts.js';
+import { jobFlows } from './0016_job_flows.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -31,4 +32,5 @@ export const MIGRATIONS: readonly Migration[] = [
   jobProgress,
   jobWaited,
   claimCounts,
+  jobFlows,
 ];
