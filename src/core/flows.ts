@@ -11,7 +11,11 @@ import type { JobStatus } from './types.js';
  * and cancels its other pending and waiting descendants.
  */
 export type ParentPolicy = 'fail-parent' | 'ignore' | 'cancel-siblings';
-export const PARENT_POLICIES: readonly ParentPolicy[] = ['fail-parent', 'ignore', 'cancel-siblings'];
+export const PARENT_POLICIES: readonly ParentPolicy[] = [
+  'fail-parent',
+  'ignore',
+  'cancel-siblings',
+];
 
 /** A direct child of a flow's parent, as `ctx.childResults()` and `lh.jobs.children` answer it. */
 export interface JobChild {

@@ -156,12 +156,7 @@ function toChildren(
   return children.map((child: unknown, i) => toChild(`${field}[${i}]`, child, depth, count));
 }
 
-function toChild(
-  path: string,
-  child: unknown,
-  depth: number,
-  count: { jobs: number },
-): FlowNode {
+function toChild(path: string, child: unknown, depth: number, count: { jobs: number }): FlowNode {
   requireObject(path, child);
   const c = child as FlowChild;
   refuseUnknown(`${path}.`, c, CHILD_FIELDS);

@@ -197,7 +197,7 @@ export class Queue {
    * (waiting, pending or running): nothing is written, and the parent is answered with
    * `created: false`.
    */
-  enqueueFanIn(key: string, fanIn: FanInDefinition): Promise<EnqueuedFlow> {
+  async enqueueFanIn(key: string, fanIn: FanInDefinition): Promise<EnqueuedFlow> {
     return this.enqueueFlow(fanInFlow(key, fanIn));
   }
 

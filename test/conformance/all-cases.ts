@@ -14,6 +14,7 @@ import { bulkOperationCases } from './toolkit/bulk-operations.cases.js';
 import { electionCases } from './toolkit/election.cases.js';
 import { enqueueOptionCases } from './toolkit/enqueue-options.cases.js';
 import { fenceCases } from './toolkit/fence.cases.js';
+import { flowCases } from './toolkit/flows.cases.js';
 import { heldLeaseCases } from './toolkit/held-lease.cases.js';
 import { jobTimeoutCases } from './toolkit/job-timeout.cases.js';
 import { lockCases } from './toolkit/locks.cases.js';
@@ -52,4 +53,5 @@ export function defineAllCases(h: EngineHarness): void {
   waitForCases(h);
   maintenanceCases(h);
   bulkOperationCases(h);
+  flowCases(h);
 }

@@ -28,7 +28,12 @@ export interface FlowHost {
   /** Stores a new job with these fields set; pending unless `status` says otherwise. */
   insert(spec: JobSpec, now: Date, fields: Partial<JobRecord>): JobRecord;
   /** To a final status (MemoryJobs.finish, which calls `finished` below). */
-  finish(r: JobRecord, status: 'completed' | 'dead' | 'cancelled', now: Date, woken: Set<string>): void;
+  finish(
+    r: JobRecord,
+    status: 'completed' | 'dead' | 'cancelled',
+    now: Date,
+    woken: Set<string>,
+  ): void;
   announce(queues: ReadonlySet<string>): void;
   announceFinished(ids: readonly number[]): void;
 }
@@ -76,11 +81,8 @@ export class MemoryFlows implements FlowOperations {
   }
 
   async jobChildren(p: JobChildrenParams): Promise<JobChildren> {
-    const ids = this.states.get(p.id)?.children ?? [];
-    const present = ids.flatMap((id) => {
-      const r = this.host.record(id);
-      return r ? [r] : [];
-    });
+    // By their parentId, as the SQL reads them: the children of a deleted parent too.
+    const present = [...this.host.records()].filter((r) => r.parentId === p.id);
     const shown = p.limit === undefined ? present : present.slice(0, Math.max(0, p.limit));
     return { children: shown.map((r) => this.child(r)), total: present.length };
   }
@@ -155,7 +157,8 @@ export class MemoryFlows implements FlowOperations {
 
 /** The error a parent failed by its child records, as the trigger writes it. */
 function failureOf(child: JobRecord, outcome: string): string {
-  if (outcome === 'dead') return `child #${child.id} failed: ${child.lastError ?? 'no error recorded'}`;
+  if (outcome === 'dead')
+    return `child #${child.id} failed: ${child.lastError ?? 'no error recorded'}`;
   if (outcome === 'cancelled') return `child #${child.id} was cancelled`;
   return `child #${child.id} was deleted before it completed`;
 }
