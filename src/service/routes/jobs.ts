@@ -13,7 +13,13 @@ import { jobRefusal } from '../job-refusal.js';
 import { isFinished } from '../../queue/job-waiters.js';
 import { extendReplyDeadline } from '../reply-deadline.js';
 import { ErrorResponse, IdParams, Name, Paging } from '../schemas/common.js';
-import { JOB_WAIT_MAX_MS, JobSchema, JobWaitAnswer, JobWaitQuery } from '../schemas/jobs.js';
+import {
+  JOB_CHILDREN_SHOWN,
+  JOB_WAIT_MAX_MS,
+  JobSchema,
+  JobWaitAnswer,
+  JobWaitQuery,
+} from '../schemas/jobs.js';
 import { jobJson } from '../serialize.js';
 
 const Query = Type.Object(
@@ -62,7 +68,18 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     handler: async (request) => {
       const job = await jobs.get(request.params.id);
       if (!job) throw new NotFoundError('job', request.params.id);
-      return jobJson(job);
+      const { children, total } = await jobs.children(job.id, { limit: JOB_CHILDREN_SHOWN });
+      return {
+        ...jobJson(job),
+        children: children.map(({ id, queue, type, status, parentPolicy }) => ({
+          id,
+          queue,
+          type,
+          status,
+          parentPolicy,
+        })),
+        childCount: total,
+      };
     },
   });
 
