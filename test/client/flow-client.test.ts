@@ -59,7 +59,10 @@ describe('flows over HTTP', () => {
 
         for (const [field, body] of [
           ['children[0].options.key', { queue: 'parts', payload: 1, options: { key: 'k' } }],
-          ['children[0].options.parentPolicy', { queue: 'parts', payload: 1, options: { parentPolicy: 'x' } }],
+          [
+            'children[0].options.parentPolicy',
+            { queue: 'parts', payload: 1, options: { parentPolicy: 'x' } },
+          ],
           ['children[0].options.runAt', { queue: 'parts', payload: 1, options: { runAt: 'soon' } }],
         ] as const)
           await assert.rejects(
@@ -83,8 +86,20 @@ describe('flows over HTTP', () => {
         const shown = (await detail.json()) as Record<string, unknown>;
         assert.deepEqual([shown.parentId, shown.childCount], [null, 2]);
         assert.deepEqual(shown.children, [
-          { id: flow.children[0]!.job.id, queue: 'parts', type: null, status: 'pending', parentPolicy: 'ignore' },
-          { id: flow.children[1]!.job.id, queue: 'parts', type: null, status: 'pending', parentPolicy: 'fail-parent' },
+          {
+            id: flow.children[0]!.job.id,
+            queue: 'parts',
+            type: null,
+            status: 'pending',
+            parentPolicy: 'ignore',
+          },
+          {
+            id: flow.children[1]!.job.id,
+            queue: 'parts',
+            type: null,
+            status: 'pending',
+            parentPolicy: 'fail-parent',
+          },
         ]);
         const child = await fetch(`${server.url}/api/jobs/${flow.children[1]!.job.id}`, {
           headers: { authorization: `Bearer ${READ_KEY}` },

@@ -2,6 +2,7 @@
 import type { EngineHarness } from './harness.js';
 import { controlEngineCases } from './engine/controls.cases.js';
 import { enqueueConflictEngineCases } from './engine/enqueue-conflicts.cases.js';
+import { flowEngineCases } from './engine/flows.cases.js';
 import { jobEngineCases } from './engine/jobs.cases.js';
 import { leaseBatchEngineCases } from './engine/lease-batches.cases.js';
 import { leaseEngineCases } from './engine/leases.cases.js';
@@ -38,6 +39,7 @@ export function defineAllCases(h: EngineHarness): void {
   workerEngineCases(h);
   controlEngineCases(h);
   queueSettingsEngineCases(h);
+  flowEngineCases(h);
   // toolkit level: the engine-agnostic services built on top
   heldLeaseCases(h);
   lockCases(h);

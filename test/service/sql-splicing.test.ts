@@ -97,6 +97,11 @@ const ALLOWED_NAMES = new Set([
   'applies',
   'changed',
   'notifiers',
+  // flow-queries.ts (decision 0255): literal input and column lists, flowValues' parameters
+  'FLOW_INPUT',
+  'FLOW_COLUMNS',
+  'parentId',
+  'policy',
 ]);
 const ALLOWED_HELPERS = new Set([
   'CLOCK',
@@ -124,6 +129,7 @@ const ALLOWED_HELPERS = new Set([
   'matchingBatch',
   'batchAnswer',
   'field',
+  'flowValues',
 ]);
 
 export interface Splice {

@@ -214,7 +214,7 @@ export function Jobs({
                           Retry
                         </button>
                       ) : null}
-                      {['pending', 'processing'].includes(job.status) ? (
+                      {['waiting', 'pending', 'processing'].includes(job.status) ? (
                         <button type="button" onClick={() => void act(job, 'cancel')}>
                           Cancel
                         </button>

@@ -29,8 +29,6 @@ export const jobFlows: Migration = {
   name: 'job_flows',
   up: (s) => {
     const channel = `'${notifyChannelOf(unquoteSchema(s))}'`;
-    const jobsTopic = `'${JOBS_TOPIC}|'`;
-    const finishedTopic = `'${JOB_FINISHED_TOPIC}|'`;
     return `
     ALTER TABLE ${s}.jobs
       ADD COLUMN parent_id bigint,
@@ -58,11 +56,11 @@ export const jobFlows: Migration = {
         RETURNING j.id, j.queue, j.partition_key, j.waited
       ),
       woken AS (
-        SELECT count(pg_notify(${channel}, ${jobsTopic} || q.queue)) AS n
+        SELECT count(pg_notify(${channel}, '${JOBS_TOPIC}|' || q.queue)) AS n
         FROM (SELECT DISTINCT queue FROM gone WHERE partition_key IS NOT NULL) q
       ),
       finished AS (
-        SELECT count(pg_notify(${channel}, ${finishedTopic} || g.id)) AS n FROM gone g WHERE g.waited
+        SELECT count(pg_notify(${channel}, '${JOB_FINISHED_TOPIC}|' || g.id)) AS n FROM gone g WHERE g.waited
       )
       SELECT woken.n + finished.n INTO sent FROM woken, finished;
     END
@@ -116,7 +114,7 @@ export const jobFlows: Migration = {
           updated_at = stamp
         WHERE id = parent.id;
         IF parent.children_left <= 1 AND parent.available_at <= stamp THEN
-          PERFORM pg_notify(${channel}, ${jobsTopic} || parent.queue);
+          PERFORM pg_notify(${channel}, '${JOBS_TOPIC}|' || parent.queue);
         END IF;
         RETURN NULL;
       END IF;
@@ -137,7 +135,7 @@ export const jobFlows: Migration = {
           WHERE e.n > jsonb_array_length(j.errors) + 1 - 20)
       WHERE j.id = parent.id;
       IF parent.waited THEN
-        PERFORM pg_notify(${channel}, ${finishedTopic} || parent.id);
+        PERFORM pg_notify(${channel}, '${JOB_FINISHED_TOPIC}|' || parent.id);
       END IF;
       IF child.parent_policy = 'cancel-siblings' THEN
         PERFORM ${s}.job_flow_cancel_children(parent.id, stamp);
