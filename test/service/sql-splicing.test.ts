@@ -102,6 +102,10 @@ const ALLOWED_NAMES = new Set([
   'FLOW_COLUMNS',
   'parentId',
   'policy',
+  'DELETED_OUTCOME',
+  'outcome',
+  'stamp',
+  'alias',
 ]);
 const ALLOWED_HELPERS = new Set([
   'CLOCK',
@@ -130,6 +134,8 @@ const ALLOWED_HELPERS = new Set([
   'batchAnswer',
   'field',
   'flowValues',
+  'flowSettled',
+  'flowReturning',
 ]);
 
 export interface Splice {

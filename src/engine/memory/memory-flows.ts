@@ -108,6 +108,11 @@ export class MemoryFlows implements FlowOperations {
     this.states.delete(r.id);
   }
 
+  /** Forgets a pruned job: pruning settles nothing, as the PostgreSQL prune does not. */
+  forget(id: number): void {
+    this.states.delete(id);
+  }
+
   /** A child ended (`outcome`): its waiting parent counts it done, or fails, by its policy. */
   private settle(child: JobRecord, outcome: string, now: Date, woken: Set<string>): void {
     const parent = this.host.record(child.parentId!);

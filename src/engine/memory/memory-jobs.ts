@@ -467,12 +467,11 @@ export class MemoryJobs implements JobOperations {
         (a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0) || a.id - b.id,
       )
       .slice(0, Math.max(0, p.limit));
-    const woken = new Set<string>();
     for (const r of old) {
-      this.remove(r, this.now(), woken);
+      this.jobs.delete(r.id);
+      this.flows.forget(r.id);
       this.waited.delete(r.id);
     }
-    this.announce(woken);
     return old.length;
   }
 

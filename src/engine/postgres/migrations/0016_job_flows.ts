@@ -11,18 +11,21 @@ import type { Migration } from './migration.js';
  *   `children_left`: on a parent only (NULL elsewhere), its children not yet done while it waits.
  * - Status `waiting`: a parent whose children are not all done. The claim reads pending jobs
  *   only, so it never sees one. A waiting root holds its key like a live job (`jobs_live_key`).
- * - The triggers settle a parent in the transaction that finishes its child, whatever path
- *   finishes it (complete, fail to dead, rescue to dead, cancel, delete, bulk operations, a
- *   caller's transaction). Their WHEN clauses let through only rows of a flow: a job outside
- *   one (both columns NULL) queues no trigger event and costs one test of two NULL columns.
- *   The row's own `updated_at` (the finishing statement's clock) dates what they write; a
- *   delete, which carries no new time, uses the transaction's.
- * - `job_flow_cancel_children(parent, at)`: a cancelled or deleted parent cancels its pending
- *   and waiting children; each of those, cancelled, does the same for its own (recursion
- *   through the trigger). Running children finish.
+ * - Settlement (decision 0255): every statement that ends jobs (complete, complete-remove, fail,
+ *   rescue, cancel, delete, and their bulk forms) calls `job_flow_ended` for its rows of a flow
+ *   (flow-settle-sql.ts), after all its own rows are written, in its own transaction: a child's
+ *   end and its parent's settlement commit together. Rows outside a flow (both columns NULL)
+ *   are filtered out before any call. Not row triggers: a table with an AFTER ROW trigger makes
+ *   every UPDATE and DELETE of a job fetch the old row version for it, whatever the WHEN clause,
+ *   which measured 9% more time per completed job.
+ * - `job_flow_settle`: the parent, locked, counts its child done (the last one makes it
+ *   pending, announced on `jobs`), or dies by the child's policy, and then settles its own
+ *   parent in turn. `job_flow_cancel_children(parent, at)`: its pending and waiting children
+ *   cancelled, recursively. Running children finish.
  * - Notifications as the statements send them: `jobs|<queue>` when a parent becomes claimable
  *   or a partitioned pending job is cancelled, `job-finished|<id>` for waited-for jobs that end.
- *   Per row here (PostgreSQL sends identical ones once per transaction).
+ *   Per row here (PostgreSQL sends identical ones once per transaction); flows are not the hot
+ *   path.
  */
 export const jobFlows: Migration = {
   version: 16,
@@ -44,88 +47,64 @@ export const jobFlows: Migration = {
       WHERE key IS NOT NULL AND status IN ('pending', 'processing', 'waiting');
     CREATE INDEX jobs_children ON ${s}.jobs (parent_id, id) WHERE parent_id IS NOT NULL;
 
-    CREATE FUNCTION ${s}.job_flow_cancel_children(parent bigint, stamp timestamptz) RETURNS void
-    LANGUAGE plpgsql AS $fn$
+
+    CREATE FUNCTION ${s}.job_flow_cancel_children(parent bigint, stamp timestamptz)
+    RETURNS void LANGUAGE plpgsql AS $fn$
     DECLARE
-      sent bigint;
+      c record;
     BEGIN
-      WITH gone AS (
+      FOR c IN
         UPDATE ${s}.jobs j SET
           status = 'cancelled', finished_at = stamp, lease_expires_at = NULL, updated_at = stamp
         WHERE j.parent_id = parent AND j.status IN ('pending', 'waiting')
-        RETURNING j.id, j.queue, j.partition_key, j.waited
-      ),
-      woken AS (
-        SELECT count(pg_notify(${channel}, '${JOBS_TOPIC}|' || q.queue)) AS n
-        FROM (SELECT DISTINCT queue FROM gone WHERE partition_key IS NOT NULL) q
-      ),
-      finished AS (
-        SELECT count(pg_notify(${channel}, '${JOB_FINISHED_TOPIC}|' || g.id)) AS n FROM gone g WHERE g.waited
-      )
-      SELECT woken.n + finished.n INTO sent FROM woken, finished;
+        RETURNING j.id, j.queue, j.partition_key, j.waited, j.children_left
+      LOOP
+        IF c.partition_key IS NOT NULL THEN
+          PERFORM pg_notify(${channel}, '${JOBS_TOPIC}|' || c.queue);
+        END IF;
+        IF c.waited THEN
+          PERFORM pg_notify(${channel}, '${JOB_FINISHED_TOPIC}|' || c.id);
+        END IF;
+        IF c.children_left IS NOT NULL THEN
+          PERFORM ${s}.job_flow_cancel_children(c.id, stamp);
+        END IF;
+      END LOOP;
     END
     $fn$;
 
-    CREATE FUNCTION ${s}.job_flow_transition() RETURNS trigger
-    LANGUAGE plpgsql AS $fn$
+    CREATE FUNCTION ${s}.job_flow_settle(
+      child bigint, parent bigint, policy text, outcome text, error text, stamp timestamptz
+    ) RETURNS void LANGUAGE plpgsql AS $fn$
     DECLARE
-      child record;
-      stamp timestamptz;
-      outcome text;
-      parent record;
+      p record;
       reason text;
     BEGIN
-      IF TG_OP = 'DELETE' THEN
-        child := OLD;
-        stamp := now();
-        IF OLD.children_left IS NOT NULL THEN
-          PERFORM ${s}.job_flow_cancel_children(OLD.id, stamp);
-        END IF;
-        IF OLD.parent_id IS NULL OR OLD.status IN ('completed', 'dead', 'cancelled') THEN
-          RETURN NULL;
-        END IF;
-        -- Only a completion with removal deletes a processing job.
-        outcome := CASE WHEN OLD.status = 'processing' THEN 'completed' ELSE 'deleted' END;
-      ELSE
-        child := NEW;
-        stamp := NEW.updated_at;
-        IF NEW.status = 'cancelled' AND NEW.children_left IS NOT NULL THEN
-          PERFORM ${s}.job_flow_cancel_children(NEW.id, stamp);
-        END IF;
-        IF NEW.parent_id IS NULL OR NEW.status NOT IN ('completed', 'dead', 'cancelled')
-           OR OLD.status IN ('completed', 'dead', 'cancelled') THEN
-          RETURN NULL;
-        END IF;
-        outcome := NEW.status;
-      END IF;
-
       -- Locked: the children of one parent finishing at once settle it one after another.
-      SELECT p.id, p.queue, p.status, p.children_left, p.available_at, p.waited INTO parent
-      FROM ${s}.jobs p WHERE p.id = child.parent_id FOR UPDATE;
+      SELECT j.id, j.queue, j.status, j.children_left, j.available_at, j.waited, j.parent_id,
+             j.parent_policy
+      INTO p FROM ${s}.jobs j WHERE j.id = parent FOR UPDATE;
       -- Gone, or no longer waiting (dead, cancelled, retried): a late child changes nothing.
-      IF NOT FOUND OR parent.status <> 'waiting' THEN
-        RETURN NULL;
+      IF NOT FOUND OR p.status <> 'waiting' THEN
+        RETURN;
       END IF;
-
-      IF outcome = 'completed' OR child.parent_policy = 'ignore' THEN
+      IF outcome = 'completed' OR policy = 'ignore' THEN
         UPDATE ${s}.jobs SET
           children_left = children_left - 1,
           status = CASE WHEN children_left <= 1 THEN 'pending' ELSE 'waiting' END,
           updated_at = stamp
-        WHERE id = parent.id;
-        IF parent.children_left <= 1 AND parent.available_at <= stamp THEN
-          PERFORM pg_notify(${channel}, '${JOBS_TOPIC}|' || parent.queue);
+        WHERE id = parent;
+        IF p.children_left <= 1 AND p.available_at <= stamp THEN
+          PERFORM pg_notify(${channel}, '${JOBS_TOPIC}|' || p.queue);
         END IF;
-        RETURN NULL;
+        RETURN;
       END IF;
-
-      reason := 'child #' || child.id || CASE outcome
-        WHEN 'dead' THEN ' failed: ' || coalesce(child.last_error, 'no error recorded')
+      reason := 'child #' || child || CASE outcome
+        WHEN 'dead' THEN ' failed: ' || coalesce(error, 'no error recorded')
         WHEN 'cancelled' THEN ' was cancelled'
         ELSE ' was deleted before it completed' END;
       UPDATE ${s}.jobs j SET
-        status = 'dead', children_left = j.children_left - 1, finished_at = stamp, updated_at = stamp,
-        last_error = reason,
+        status = 'dead', children_left = j.children_left - 1, finished_at = stamp,
+        updated_at = stamp, last_error = reason,
         errors = (
           SELECT coalesce(jsonb_agg(e.value ORDER BY e.n), '[]'::jsonb)
           FROM jsonb_array_elements(j.errors || jsonb_build_array(jsonb_build_object(
@@ -133,26 +112,38 @@ export const jobFlows: Migration = {
                  'at', to_char(stamp AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                  'error', reason))) WITH ORDINALITY AS e(value, n)
           WHERE e.n > jsonb_array_length(j.errors) + 1 - 20)
-      WHERE j.id = parent.id;
-      IF parent.waited THEN
-        PERFORM pg_notify(${channel}, '${JOB_FINISHED_TOPIC}|' || parent.id);
+      WHERE j.id = parent;
+      IF p.waited THEN
+        PERFORM pg_notify(${channel}, '${JOB_FINISHED_TOPIC}|' || parent);
       END IF;
-      IF child.parent_policy = 'cancel-siblings' THEN
-        PERFORM ${s}.job_flow_cancel_children(parent.id, stamp);
+      IF policy = 'cancel-siblings' THEN
+        PERFORM ${s}.job_flow_cancel_children(parent, stamp);
       END IF;
-      RETURN NULL;
+      -- The parent is a child too: its own policy applies to its parent.
+      IF p.parent_id IS NOT NULL THEN
+        PERFORM ${s}.job_flow_settle(parent, p.parent_id, p.parent_policy, 'dead', reason, stamp);
+      END IF;
     END
     $fn$;
 
-    CREATE TRIGGER jobs_flow_update AFTER UPDATE OF status ON ${s}.jobs
-      FOR EACH ROW
-      WHEN ((NEW.parent_id IS NOT NULL OR NEW.children_left IS NOT NULL)
-            AND OLD.status IS DISTINCT FROM NEW.status)
-      EXECUTE FUNCTION ${s}.job_flow_transition();
-    CREATE TRIGGER jobs_flow_delete AFTER DELETE ON ${s}.jobs
-      FOR EACH ROW
-      WHEN (OLD.parent_id IS NOT NULL OR OLD.children_left IS NOT NULL)
-      EXECUTE FUNCTION ${s}.job_flow_transition();
+    -- What a job of a flow ending means, called by each statement that ends jobs for its rows
+    -- of a flow (flow-settle-sql.ts): 'completed' and 'dead' settle its parent; 'cancelled' and
+    -- 'deleted' (an unfinished job deleted) also cancel its own children; 'gone' (a finished job
+    -- deleted) only cancels its children. Answers 1, to be counted.
+    CREATE FUNCTION ${s}.job_flow_ended(
+      id bigint, parent bigint, children_left integer, policy text, outcome text, error text,
+      stamp timestamptz
+    ) RETURNS integer LANGUAGE plpgsql AS $fn$
+    BEGIN
+      IF children_left IS NOT NULL AND outcome IN ('cancelled', 'deleted', 'gone') THEN
+        PERFORM ${s}.job_flow_cancel_children(id, stamp);
+      END IF;
+      IF parent IS NOT NULL AND outcome <> 'gone' THEN
+        PERFORM ${s}.job_flow_settle(id, parent, policy, outcome, error, stamp);
+      END IF;
+      RETURN 1;
+    END
+    $fn$;
   `;
   },
 };
