@@ -71,7 +71,7 @@ describe('leasehold queues', () => {
         header!,
         /^queue\s+paused\s+concurrency\s+perKeyConcurrency\s+rate\s+waiting\s+pending/,
       );
-      assert.match(line!, /^emails\s+true\s+5\s+-\s+100\/1s\s+2\s+0\s+0\s+0\s+0$/);
+      assert.match(line!, /^emails\s+true\s+5\s+-\s+100\/1s\s+0\s+2\s+0\s+0\s+0\s+0$/);
 
       const resumed = await run(['queues', 'resume', 'emails', ...db]);
       assert.equal(resumed.code, 0, resumed.stderr);
