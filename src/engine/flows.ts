@@ -18,7 +18,7 @@
  *   (claimable at its own `availableAt`) and announces its queue on topic `jobs`. A parent that
  *   is not waiting (dead, cancelled, retried) is not changed by a late child.
  * - A parent cancelled or deleted cancels its pending and waiting children, recursively;
- *   running children finish.
+ *   running children finish. Pruning (finished jobs only) settles nothing.
  * - `jobChildren` answers direct children in id order (enqueue order).
  */
 import type { JobChild, ParentPolicy } from '../core/flows.js';

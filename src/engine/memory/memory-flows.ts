@@ -1,7 +1,8 @@
 /**
- * The flow family in process, with the rules of src/engine/flows.ts: what the PostgreSQL
- * triggers of migration 16 do, done by the job family's state transitions. MemoryJobs calls
- * `finished` after every change to a final status and `deleted` after every removal, in the
+ * The flow family in process, with the rules of src/engine/flows.ts: what PostgreSQL's
+ * `job_flow_ended` (migration 16) does, done by the job family's state transitions. MemoryJobs
+ * calls `finished` after every change to a final status and `deleted` after every removal (but
+ * pruning, which settles nothing on PostgreSQL either), in the
  * same synchronous step, so a child's end and its parent's settlement are one atomic change.
  */
 import type { JobChild, ParentPolicy } from '../../core/flows.js';
@@ -160,7 +161,7 @@ export class MemoryFlows implements FlowOperations {
   }
 }
 
-/** The error a parent failed by its child records, as the trigger writes it. */
+/** The error a parent failed by its child records, as job_flow_settle writes it. */
 function failureOf(child: JobRecord, outcome: string): string {
   if (outcome === 'dead')
     return `child #${child.id} failed: ${child.lastError ?? 'no error recorded'}`;

@@ -480,7 +480,7 @@ export class MemoryJobs implements JobOperations {
     return r.parentId !== null && this.jobs.get(r.parentId)?.status === 'waiting';
   }
 
-  /** Deletes the job; a flow's parent or child settles as the PostgreSQL trigger does. */
+  /** Deletes the job; a flow's parent or child settles as PostgreSQL's JobDelete settles it. */
   private remove(r: JobRecord, now: Date, woken: Set<string>): void {
     this.jobs.delete(r.id);
     this.flows.deleted(r, now, woken);

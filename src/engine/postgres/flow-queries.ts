@@ -1,7 +1,7 @@
 /**
  * The statements of the flow family (postgres-flows.ts runs them; decision 0255). Same
  * conventions as job-queries.ts, whose fragments they share. What a child's end does to its
- * parent is not here: the triggers of migration 16 do it, in the finishing transaction.
+ * parent is not here: each statement that ends jobs does it (flow-settle-sql.ts).
  */
 import { CLOCK, LIVE, MS, jobColumns, notified } from './job-queries.js';
 

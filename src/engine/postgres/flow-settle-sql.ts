@@ -4,9 +4,10 @@
  * outside a flow are filtered out before any call, so a statement that ends none costs one
  * test of two NULL columns per row. The ORDER BY is a barrier: the sort reads every row of
  * `source` first, so the statement has written all its rows before the first call changes
- * other ones (a parent and its child cancelled by one statement, say). Every statement using it
- * joins `flow_settled`, so that it runs. `source` must return id, parent_id, children_left,
- * parent_policy and last_error.
+ * other ones (a parent and its child cancelled by one statement, say); and in parent order, so
+ * two statements settling the same parents lock them in the same order (no deadlock between two
+ * workers' completion batches). Every statement using it joins `flow_settled`, so that it
+ * runs. `source` must return id, parent_id, children_left, parent_policy and last_error.
  */
 export const flowSettled = (s: string, source: string, outcome: string, stamp: string): string =>
   `flow_settled AS (
@@ -15,7 +16,7 @@ export const flowSettled = (s: string, source: string, outcome: string, stamp: s
     FROM (
       SELECT x.id, x.parent_id, x.children_left, x.parent_policy, x.last_error, ${outcome} AS outcome
       FROM ${source} x WHERE x.parent_id IS NOT NULL OR x.children_left IS NOT NULL
-      ORDER BY x.id
+      ORDER BY x.parent_id, x.id
     ) f WHERE f.outcome IS NOT NULL)`;
 
 /** The columns `flowSettled` reads, for a RETURNING list of `alias`. */

@@ -1,6 +1,6 @@
 /**
  * The NOTIFY channel of a schema, in its own module so that the context (which sends on it) and
- * the migrations (whose triggers send on it; decision 0255) name it alike.
+ * the migrations (whose functions send on it; decision 0255) name it alike.
  */
 import { createHash } from 'node:crypto';
 

@@ -1,7 +1,7 @@
 /**
  * The flow family on PostgreSQL (decision 0255): a flow is written by one statement
- * (flow-queries.ts), in the caller's transaction when given; the triggers of migration 16
- * settle parents as their children finish.
+ * (flow-queries.ts), in the caller's transaction when given; the statements that end jobs
+ * settle parents as their children finish (flow-settle-sql.ts, migration 16).
  */
 import { ConflictError } from '../../core/errors.js';
 import type { JobChild, ParentPolicy } from '../../core/flows.js';

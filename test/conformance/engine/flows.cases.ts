@@ -94,6 +94,65 @@ export function flowEngineCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
+      'a child completed with removal counts as done; one rescued to the dead letter fails its parent, and the failure climbs by the policies',
+      async ({ engine, clock }) => {
+        const flow = await engine.jobEnqueueFlow({
+          root: {
+            spec: spec('r-root'),
+            children: [
+              { spec: spec('r-removed') },
+              {
+                spec: spec('r-mid'),
+                children: [{ spec: spec('r-expiring', { maxAttempts: 1 }) }],
+              },
+            ],
+          },
+        });
+        const [removed] = await engine.jobClaimBatch({
+          queues: ['r-removed'],
+          workerId: 'w',
+          limit: 1,
+          leaseTtlMs: TTL,
+        });
+        await engine.jobComplete({
+          workerId: 'w',
+          jobs: [{ id: removed!.id, generation: removed!.generation }],
+          remove: true,
+        });
+        assert.equal(await engine.jobGet({ id: removed!.id }), null);
+        assert.deepEqual(await engine.jobExplain({ id: flow.job.id }), {
+          reason: 'children',
+          unfinished: 1,
+        });
+        const [expiring] = await engine.jobClaimBatch({
+          queues: ['r-expiring'],
+          workerId: 'w',
+          limit: 1,
+          leaseTtlMs: 1_000,
+        });
+        await clock.advance(2_000);
+        const rescue = await engine.jobRescueExpired({
+          limit: 10,
+          backoff: { baseMs: 10, capMs: 10 },
+        });
+        assert.deepEqual(rescue, { rescued: 0, deadLettered: 1 });
+        const mid = await engine.jobGet({ id: flow.children[1]!.job.id });
+        assert.equal(mid?.status, 'dead');
+        assert.match(
+          mid?.lastError ?? '',
+          new RegExp(`^child #${expiring!.id} failed: lease expired`),
+        );
+        const root = await engine.jobGet({ id: flow.job.id });
+        assert.equal(root?.status, 'dead');
+        assert.match(
+          root?.lastError ?? '',
+          new RegExp(`^child #${mid!.id} failed: child #${expiring!.id}`),
+        );
+      },
+    );
+
+    conformanceCase(
+      h,
       "a child completed in the caller's transaction releases its parent only when it commits",
       async ({ engine }) => {
         assert.ok(engine instanceof PostgresEngine);
