@@ -8,7 +8,7 @@
  * program moving from memory to PostgreSQL sees the same values.
  *
  * Dedup keys are indexed lazily: `liveKeys` maps (queue, key) to the job that last took the key,
- * and an entry is trusted only while that job is still live (pending or processing).
+ * and an entry is trusted only while that job is unfinished (waiting, pending or processing).
  */
 import { backoffDelay } from '../../core/backoff.js';
 import { ConflictError, UnsupportedError } from '../../core/errors.js';
@@ -30,7 +30,6 @@ import { MemoryFlows } from './memory-flows.js';
 import {
   claimOrder,
   dedupKey,
-  isLive,
   isUnfinished,
   leaseEnd,
   recordError,
