@@ -83,6 +83,18 @@ export { defaultHolderId } from './runtime/identity.js';
 export { Queue, type EnqueuedJob, type BulkJob, ENQUEUE_BATCH_MAX } from './queue/queue.js';
 export { QUEUE_LIMITS, type EnqueueOptions } from './queue/enqueue-options.js';
 export {
+  FLOW_LIMITS,
+  type FlowDefinition,
+  type FlowChild,
+  type FlowChildOptions,
+  type FlowRootOptions,
+  type FanInDefinition,
+  type FlowJob,
+  type EnqueuedFlow,
+} from './queue/job-flows.js';
+export { PARENT_POLICIES, type ParentPolicy, type JobChild } from './core/flows.js';
+export type * from './engine/flows.js';
+export {
   BULK_BATCH,
   BULK_STATUSES,
   type BulkAction,

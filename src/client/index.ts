@@ -22,7 +22,12 @@ export {
   type QueueSettingsInput,
   type ClientWaitOptions,
   type JobWaitAnswer,
+  type FlowJson,
+  type FlowChildJson,
+  type FlowJobOptionsJson,
+  type FlowJobJson,
 } from './queue-client.js';
+export type { ParentPolicy } from '../core/flows.js';
 export type { HttpClientOptions } from './http.js';
 export { HeldLease, type HeldLeaseState } from '../core/held-lease.js';
 export * from '../core/errors.js';

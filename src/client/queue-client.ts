@@ -11,6 +11,7 @@ import {
   WaitTimeoutError,
   isLeaseholdError,
 } from '../core/errors.js';
+import type { ParentPolicy } from '../core/flows.js';
 import type { JobExplanation, JobStatus, QueueFairness, QueueSettings } from '../core/types.js';
 import { requireSafeInteger } from '../core/validate.js';
 import { HttpClient, type HttpClientOptions } from './http.js';
@@ -63,6 +64,45 @@ type ExplanationJson =
   | Exclude<JobExplanation, { until: Date } | { nextSlotAt: Date }>
   | { reason: 'scheduled' | 'backoff'; until: string }
   | { reason: 'rate'; nextSlotAt: string; limit: number; per: number };
+
+/** A job's enqueue options as JSON: durations in ms or as strings (`'10s'`), runAt an instant. */
+export interface FlowJobOptionsJson {
+  type?: string;
+  headers?: Record<string, string>;
+  partitionKey?: string;
+  priority?: number;
+  delay?: number | string;
+  runAt?: Date | string;
+  maxAttempts?: number;
+  timeout?: number | string;
+}
+
+/** A child of a flow over HTTP (the library's FlowChild). */
+export interface FlowChildJson {
+  queue: string;
+  payload: unknown;
+  options?: FlowJobOptionsJson & { parentPolicy?: ParentPolicy };
+  children?: FlowChildJson[];
+}
+
+/** A flow over HTTP (the library's FlowDefinition): only the root may have a key. */
+export interface FlowJson {
+  payload: unknown;
+  options?: FlowJobOptionsJson & { key?: string };
+  children: FlowChildJson[];
+}
+
+/** A job of an enqueued flow as sent (dates as ISO strings), and its children. */
+export interface FlowJobJson {
+  readonly job: {
+    readonly id: number;
+    readonly queue: string;
+    readonly status: JobStatus;
+    readonly parentId: number | null;
+    readonly [field: string]: unknown;
+  };
+  readonly children: readonly FlowJobJson[];
+}
 
 export interface QueueClientOptions extends HttpClientOptions {
   /**
@@ -152,6 +192,19 @@ export class QueueClient {
       }
       if (performance.now() >= giveUpAt) throw new WaitTimeoutError(id, job.status, timeoutMs);
     }
+  }
+
+  /**
+   * Enqueues a flow on queue `name` (POST /api/queues/:name/flows; decision 0255): the root runs
+   * once its children are done. `created` is false when the root's key met a live job: `job`
+   * is that job and nothing was written. Bad input: `invalid_argument` naming the field.
+   */
+  async enqueueFlow(
+    name: string,
+    flow: FlowJson,
+  ): Promise<FlowJobJson & { readonly created: boolean }> {
+    const path = `${queuePath(name)}/flows`;
+    return (await this.http.request<FlowJobJson & { created: boolean }>('POST', path, flow)).body;
   }
 
   /** Why job `id` is not running; null when there is no such job. */

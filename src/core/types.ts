@@ -66,10 +66,13 @@ export interface SemaphorePermit {
 /**
  * Job states. pending -> processing (claimed) -> completed | pending (retry, hand-back,
  * rescue) | dead (attempts exhausted, or a final failure); pending | processing -> cancelled.
- * completed, dead and cancelled are final until an operator retries (-> pending).
+ * completed, dead and cancelled are final until an operator retries (-> pending). A parent of
+ * a flow starts `waiting` (for its children; decision 0255): -> pending once they are done,
+ * -> dead when a child fails it, -> cancelled.
  */
-export type JobStatus = 'pending' | 'processing' | 'completed' | 'dead' | 'cancelled';
+export type JobStatus = 'waiting' | 'pending' | 'processing' | 'completed' | 'dead' | 'cancelled';
 export const JOB_STATUSES: readonly JobStatus[] = [
+  'waiting',
   'pending',
   'processing',
   'completed',
@@ -126,6 +129,8 @@ export interface Job {
    * stays after the attempt ends, so a failed or finished job shows how far it got.
    */
   readonly progress: JobProgress | null;
+  /** The job whose flow child this job is (decision 0255); null for a job outside a flow or a root. */
+  readonly parentId: number | null;
 }
 
 /** A job's progress: a percentage from 0 to 100, or a JSON object of at most 64 KiB. */
@@ -211,12 +216,13 @@ export function isDefaultQueueSettings(s: QueueSettings): boolean {
 
 /**
  * Why a job is not running (`lh.queue(name).explain(id)`), the first that applies in this
- * order: not pending at all; `scheduled` / `backoff` (not available until `until`); `paused`;
+ * order: `children` (a flow's parent waiting for `unfinished` children); not pending at all; `scheduled` / `backoff` (not available until `until`); `paused`;
  * `partition` (behind job `behind` of its partition key); `concurrency` (`inFlight` of `limit`);
  * `rate` (the window's next start at `nextSlotAt`); `no-worker` (no live worker serves the
  * queue); otherwise `ready` (the next claim may take it).
  */
 export type JobExplanation =
+  | { readonly reason: 'children'; readonly unfinished: number }
   | { readonly reason: 'not-pending'; readonly status: JobStatus }
   | { readonly reason: 'scheduled' | 'backoff'; readonly until: Date }
   | { readonly reason: 'paused' }

@@ -24,9 +24,12 @@ export interface JobExplainFacts {
   readonly windowStarts: readonly Date[];
   /** A live worker lists the job's queue. */
   readonly served: boolean;
+  /** A waiting parent's children not yet done (decision 0255); absent or null otherwise. */
+  readonly childrenLeft?: number | null;
 }
 
 export function explainJob(f: JobExplainFacts): JobExplanation {
+  if (f.status === 'waiting') return { reason: 'children', unfinished: f.childrenLeft ?? 0 };
   if (f.status !== 'pending') return { reason: 'not-pending', status: f.status };
   if (f.availableAt.getTime() > f.now.getTime())
     return {

@@ -12,6 +12,7 @@
 import type { ConnectionLockOperations } from './connection-locks.js';
 import type { ControlOperations } from './controls.js';
 import type { FenceOperations } from './fences.js';
+import type { FlowOperations } from './flows.js';
 import type { JobOperations, WorkerOperations } from './jobs.js';
 import type { LeaseLockOperations } from './lease-locks.js';
 import type { LeaseOperations } from './leases.js';
@@ -35,6 +36,7 @@ export interface EngineFamilies {
   readonly controls: ControlOperations;
   readonly queues: QueueOperations;
   readonly steps: StepOperations;
+  readonly flows: FlowOperations;
 }
 
 export type EngineFamilyName = keyof EngineFamilies;
@@ -53,7 +55,8 @@ export interface EngineOperations
     NotificationOperations,
     ControlOperations,
     QueueOperations,
-    StepOperations {}
+    StepOperations,
+    FlowOperations {}
 
 export type EngineOperationName = keyof EngineOperations;
 
@@ -114,6 +117,7 @@ export const FAMILY_OPERATIONS = {
   controls: ['controlGet', 'controlSet'],
   queues: ['queueSettingsGet', 'queueSettingsList', 'queueConfigure', 'jobExplain'],
   steps: ['jobSteps', 'jobStepRun', 'jobSleep'],
+  flows: ['jobEnqueueFlow', 'jobChildren'],
 } as const satisfies { readonly [F in EngineFamilyName]: readonly (keyof EngineFamilies[F])[] };
 
 type Unlisted<F extends EngineFamilyName> = Exclude<
@@ -137,6 +141,7 @@ const everyListed: {
   controls: true,
   queues: true,
   steps: true,
+  flows: true,
 };
 void everyListed;
 

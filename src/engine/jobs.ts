@@ -134,6 +134,7 @@ export function newJob(spec: JobSpec, id: number, createdAt: Date, availableAt: 
     finishedAt: null,
     timeoutMs: spec.timeoutMs ?? null,
     progress: null,
+    parentId: null,
   };
 }
 

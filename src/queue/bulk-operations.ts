@@ -37,8 +37,8 @@ export type BulkAction = 'retry' | 'cancel' | 'delete';
 /** The statuses each operation applies to, as for one job (lh.jobs.retry, cancel, delete). */
 export const BULK_STATUSES: Readonly<Record<BulkAction, readonly JobStatus[]>> = {
   retry: ['completed', 'dead', 'cancelled'],
-  cancel: ['pending', 'processing'],
-  delete: ['pending', 'completed', 'dead', 'cancelled'],
+  cancel: ['waiting', 'pending', 'processing'],
+  delete: ['waiting', 'pending', 'completed', 'dead', 'cancelled'],
 };
 
 export const BULK_BATCH = { default: 1_000, max: 10_000 } as const;

@@ -5,6 +5,7 @@
  */
 import type { Duration } from '../core/duration.js';
 import { LeaseLostError } from '../core/errors.js';
+import type { JobChild } from '../core/flows.js';
 import type { JobProgress } from '../core/types.js';
 import { requireJobProgress } from '../core/validate.js';
 import type { CallerTransaction, Engine } from '../engine/engine.js';
@@ -64,7 +65,8 @@ export class RunContext implements JobContext {
       workerId: host.workerId,
       jobs: [{ ...run.ref, result: result ?? null }],
       tx,
-      remove: host.removeOnComplete,
+      // A flow's child is kept: its parent reads its result (decision 0255).
+      remove: host.removeOnComplete && run.job.parentId === null,
     });
     if (!accepted.includes(run.ref.id))
       throw new LeaseLostError(`job:${run.ref.id}`, 'the job is no longer this worker’s');
@@ -83,6 +85,10 @@ export class RunContext implements JobContext {
   sleep(name: string, duration: Duration): Promise<void> {
     this.steps ??= new RunSteps(this.run, this.host);
     return this.steps.sleep(name, duration);
+  }
+
+  async childResults(): Promise<JobChild[]> {
+    return (await this.host.engine.jobChildren({ id: this.run.ref.id })).children;
   }
 
   /** Lost, handed back or timed out: the job is no longer this handler's to renew or complete. */

@@ -1,5 +1,6 @@
 /** The handler a worker runs for each job, and what it receives besides the job. */
 import type { Duration } from '../core/duration.js';
+import type { JobChild } from '../core/flows.js';
 import type { Job, JobProgress } from '../core/types.js';
 import type { CallerTransaction } from '../engine/engine.js';
 import type { StepFunction } from './job-steps.js';
@@ -55,6 +56,13 @@ export interface JobContext {
    * the remainder if the job was woken early.
    */
   sleep(name: string, duration: Duration): Promise<void>;
+  /**
+   * The direct children of this job when it is a flow's parent (decision 0255), in enqueue
+   * order: `{ id, queue, type, status, result, lastError, parentPolicy }` each. All completed,
+   * unless a child with `parentPolicy: 'ignore'` ended otherwise (its status says how). Empty
+   * for a job without children.
+   */
+  childResults(): Promise<JobChild[]>;
 }
 
 /** Returns the job's result (any JSON value); throwing fails the attempt. */

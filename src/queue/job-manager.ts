@@ -26,6 +26,7 @@ import {
 } from '../core/types.js';
 import { LIMITS, requireName, requireOneOf, requireSafeInteger } from '../core/validate.js';
 import type { Engine } from '../engine/engine.js';
+import type { JobChildren } from '../engine/flows.js';
 import type { JobCount, JobFailOutcome, JobLeaseRef, JobRenewed } from '../engine/jobs.js';
 import { JobWaiters } from './job-waiters.js';
 import { resolveWait, type WaitForOptions } from './wait-options.js';
@@ -76,6 +77,15 @@ export class JobManager {
 
   async get(id: number): Promise<Job | null> {
     return this.engine.jobGet({ id: requireId(id) });
+  }
+
+  /**
+   * The direct children of a flow's parent (decision 0255), in enqueue order: the first
+   * `limit` (default 100), and how many there are in all. None for a job without children.
+   */
+  async children(id: number, options: { limit?: number } = {}): Promise<JobChildren> {
+    requireObject(options);
+    return this.engine.jobChildren({ id: requireId(id), limit: requireLimit(options.limit) });
   }
 
   /** Jobs newest first, of one queue, status or partition key if given. */

@@ -97,19 +97,43 @@ export class OutcomeBatcher {
     });
   }
 
+  /**
+   * One completion statement; two when removing completed jobs and some belong to a flow: a
+   * flow's child is kept, since its parent reads its result (decision 0255).
+   */
+  private async writeCompletions(completions: readonly PendingCompletion[]): Promise<number[]> {
+    if (completions.length === 0) return [];
+    const { engine, workerId } = this.o;
+    const write = (batch: readonly PendingCompletion[], remove: boolean): Promise<number[]> =>
+      batch.length === 0
+        ? Promise.resolve([])
+        : engine.jobComplete({
+            workerId,
+            jobs: batch.map((c) => ({ ...c.run.ref, result: c.result ?? null })),
+            remove,
+          });
+    if (!this.o.removeOnComplete || completions.every((c) => c.run.job.parentId === null))
+      return write(completions, this.o.removeOnComplete);
+    const [removed, kept] = await Promise.all([
+      write(
+        completions.filter((c) => c.run.job.parentId === null),
+        true,
+      ),
+      write(
+        completions.filter((c) => c.run.job.parentId !== null),
+        false,
+      ),
+    ]);
+    return [...removed, ...kept];
+  }
+
   private async writeBatch(): Promise<void> {
     const completions = this.completions.splice(0, this.o.maxBatch);
     const failures = this.failures.splice(0, this.o.maxBatch);
     const { engine, workerId } = this.o;
     try {
       const [accepted, failed] = await Promise.all([
-        completions.length === 0
-          ? []
-          : engine.jobComplete({
-              workerId,
-              jobs: completions.map((c) => ({ ...c.run.ref, result: c.result ?? null })),
-              remove: this.o.removeOnComplete,
-            }),
+        this.writeCompletions(completions),
         failures.length === 0
           ? []
           : engine.jobFail({

@@ -85,7 +85,8 @@ export class PullConsumer {
             (job) =>
               new Message<P>(
                 job,
-                o.removeOnAck ? this.removing : this.keeping,
+                // A flow's child is kept: its parent reads its result (decision 0255).
+                o.removeOnAck && job.parentId === null ? this.removing : this.keeping,
                 o.visibilityMs,
                 sentAt,
               ),

@@ -31,6 +31,14 @@ import {
   type JobFilter,
 } from './bulk-operations.js';
 import { PullConsumer } from './pull-consumer.js';
+import {
+  fanInFlow,
+  toEnqueuedFlow,
+  toFlowNode,
+  type EnqueuedFlow,
+  type FanInDefinition,
+  type FlowDefinition,
+} from './job-flows.js';
 import { JobWaiters } from './job-waiters.js';
 import { resolveWait, type WaitForOptions } from './wait-options.js';
 import {
@@ -166,6 +174,31 @@ export class Queue {
     for (const outcomes of answers)
       for (const o of outcomes) out.push({ ...o.job, created: o.created, replaced: o.replaced });
     return out;
+  }
+
+  /**
+   * Enqueues a flow (docs/queue.md, "Flows"; decision 0255): the root job on this queue, run
+   * once all its `children` (each on its own queue, each maybe with children of its own) are
+   * done. Written whole or not at all, in `options.tx` when given. Only the root may have a key:
+   * when a live job of this queue holds it, nothing is written and that job is answered with
+   * `created: false`. Answers the root and the tree, `{ job, created, children: [{ job,
+   * children }] }`, children in their order.
+   */
+  async enqueueFlow(flow: FlowDefinition): Promise<EnqueuedFlow> {
+    const { root, tx } = toFlowNode(this.name, flow);
+    this.checkTransaction(tx);
+    const outcome = await this.engine.jobEnqueueFlow({ root, ...(tx ? { tx } : {}) });
+    return toEnqueuedFlow(outcome);
+  }
+
+  /**
+   * "Run once after these N jobs": one child of `children.queue` per payload, and a parent on
+   * this queue keyed by `key`, in one flow. Again with the same key while that parent is live
+   * (waiting, pending or running): nothing is written, and the parent is answered with
+   * `created: false`.
+   */
+  async enqueueFanIn(key: string, fanIn: FanInDefinition): Promise<EnqueuedFlow> {
+    return this.enqueueFlow(fanInFlow(key, fanIn));
   }
 
   /**

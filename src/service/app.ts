@@ -38,6 +38,7 @@ import { workerRoutes } from './routes/workers.js';
 import { jobRoutes } from './routes/jobs.js';
 import { queueRoutes } from './routes/queues.js';
 import { queueJobRoutes } from './routes/queue-jobs.js';
+import { flowRoutes } from './routes/flows.js';
 import { leaderRoutes } from './routes/leaders.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { createMetrics, metricsRoutes } from './metrics.js';
@@ -168,6 +169,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   jobRoutes(app, ctx);
   queueRoutes(app, ctx);
   queueJobRoutes(app, ctx);
+  flowRoutes(app, ctx);
   leaderRoutes(app, ctx);
   await dashboardRoutes(app);
   eventRoutes(app, ctx);

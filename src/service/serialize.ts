@@ -48,6 +48,7 @@ export function jobJson(job: Job) {
     finishedAt: job.finishedAt?.toISOString() ?? null,
     timeoutMs: job.timeoutMs,
     progress: job.progress,
+    parentId: job.parentId,
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * `drainQueue(lh, queue)`: resolves once a queue has nothing pending and nothing processing,
+ * `drainQueue(lh, queue)`: resolves once a queue has nothing pending, processing or waiting,
  * with the queue's final counts per status. A test enqueues a batch, starts workers, awaits
  * the drain and asserts on what completed and what was dead-lettered.
  */
@@ -13,10 +13,11 @@ import { pollUntil, resolveWait, type WaitOptions } from './poll.js';
 export type QueueCounts = Record<JobStatus, number>;
 
 /**
- * Resolves with the queue's counts once none of its jobs is pending or processing. A pending job
+ * Resolves with the queue's counts once none of its jobs is pending, processing or waiting (a
+ * flow's parent waiting for its children, decision 0255: it runs later). A pending job
  * delayed into the future (`runAt`, `delay`, a retry's backoff) counts as queued: the drain waits
  * for it to run, so advance a ManualClock yourself if one holds it back. Rejects with
- * `TimeoutError` (details `{ queue, pending, processing, timeoutMs }`) when the timeout passes
+ * `TimeoutError` (details `{ queue, pending, processing, waiting, timeoutMs }`) when the timeout passes
  * first, `InvalidArgumentError` for a bad queue name or duration.
  */
 export async function drainQueue(
@@ -30,14 +31,20 @@ export async function drainQueue(
     wait,
     async () => {
       const counts = await countsOf(lh, name);
-      if (counts.pending === 0 && counts.processing === 0) return { done: true, value: counts };
+      if (counts.pending === 0 && counts.processing === 0 && counts.waiting === 0)
+        return { done: true, value: counts };
       return {
         done: false,
-        state: { queue: name, pending: counts.pending, processing: counts.processing },
+        state: {
+          queue: name,
+          pending: counts.pending,
+          processing: counts.processing,
+          waiting: counts.waiting,
+        },
       };
     },
     (state, timeoutMs) =>
-      `queue "${name}" still had ${String(state.pending)} pending and ${String(state.processing)} processing jobs after ${timeoutMs} ms`,
+      `queue "${name}" still had ${String(state.pending)} pending, ${String(state.processing)} processing and ${String(state.waiting)} waiting jobs after ${timeoutMs} ms`,
   );
 }
 

@@ -2,7 +2,8 @@
 // lease acquired through the API appears within 2 s without a reload, its time-left bar shrinks,
 // the generator stops with a click, the demo's queue-report schedule shows its leader and its
 // slots, a queue shows its limits and pauses and resumes with a click, a running job's detail
-// shows its progress as it moves, no console errors, and the page stays small.
+// shows its progress as it moves, a flow's parent its children and a child its parent, no
+// console errors, and the page stays small.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -164,7 +165,7 @@ describe(
           await reportProgress(40);
           const progressRow = page.locator('tr[data-queue="browser-progress"]');
           await progressRow.waitFor({ timeout: 3_000 });
-          await progressRow.locator('td button').nth(1).click(); // the processing count
+          await progressRow.locator('td button').nth(2).click(); // the processing count
           await page.getByRole('button', { name: `#${running.id}` }).click();
           const progressBar = page.getByTestId('job-progress').getByRole('progressbar');
           await progressBar.waitFor({ timeout: 3_000 });
@@ -179,6 +180,28 @@ describe(
             .getByTestId('job-progress')
             .filter({ hasText: '"step": "render"' })
             .waitFor({ timeout: 3_000 });
+
+          // A flow's parent shows its children with their status, and a child links its parent.
+          const flow = await lh.queue('browser-flow').enqueueFlow({
+            payload: {},
+            children: [
+              { queue: 'browser-flow-part', payload: 1 },
+              { queue: 'browser-flow-part', payload: 2, options: { parentPolicy: 'ignore' } },
+            ],
+          });
+          const flowRow = page.locator('tr[data-queue="browser-flow"]');
+          await flowRow.waitFor({ timeout: 3_000 });
+          await flowRow.locator('td button').nth(0).click(); // the waiting count
+          await page
+            .getByRole('button', { name: `#${flow.job.id}` })
+            .first()
+            .click();
+          const children = page.getByTestId('job-children');
+          await children.waitFor({ timeout: 3_000 });
+          assert.equal(await children.locator('tbody tr').count(), 2);
+          assert.match((await children.textContent()) ?? '', /2 children.*pending.*ignore/s);
+          await children.getByRole('button', { name: `#${flow.children[1]!.job.id}` }).click();
+          await page.getByText(`Child of`).waitFor({ timeout: 3_000 });
 
           await page.setViewportSize({ width: 390, height: 844 });
           await page.getByRole('heading', { name: 'Leases' }).waitFor();

@@ -67,8 +67,11 @@ describe('leasehold queues', () => {
       const text = await run(['queues', 'list', ...db]);
       assert.equal(text.code, 0, text.stderr);
       const [header, line] = text.stdout.trimEnd().split('\n');
-      assert.match(header!, /^queue\s+paused\s+concurrency\s+perKeyConcurrency\s+rate\s+pending/);
-      assert.match(line!, /^emails\s+true\s+5\s+-\s+100\/1s\s+2\s+0\s+0\s+0\s+0$/);
+      assert.match(
+        header!,
+        /^queue\s+paused\s+concurrency\s+perKeyConcurrency\s+rate\s+waiting\s+pending/,
+      );
+      assert.match(line!, /^emails\s+true\s+5\s+-\s+100\/1s\s+0\s+2\s+0\s+0\s+0\s+0$/);
 
       const resumed = await run(['queues', 'resume', 'emails', ...db]);
       assert.equal(resumed.code, 0, resumed.stderr);
@@ -94,7 +97,7 @@ describe('leasehold queues', () => {
           queue: 'emails',
           ...DEFAULTS,
           perKeyConcurrency: null,
-          counts: { pending: 1, processing: 1, completed: 0, dead: 0, cancelled: 0 },
+          counts: { waiting: 0, pending: 1, processing: 1, completed: 0, dead: 0, cancelled: 0 },
         },
       ]);
     }));

@@ -41,6 +41,7 @@ describe('queue client', () => {
         assert.equal(listed?.queue, 'emails');
         assert.equal(listed?.paused, true);
         assert.deepEqual(listed?.counts, {
+          waiting: 0,
           pending: 1,
           processing: 0,
           completed: 0,

@@ -2,6 +2,7 @@
 import type { EngineHarness } from './harness.js';
 import { controlEngineCases } from './engine/controls.cases.js';
 import { enqueueConflictEngineCases } from './engine/enqueue-conflicts.cases.js';
+import { flowEngineCases } from './engine/flows.cases.js';
 import { jobEngineCases } from './engine/jobs.cases.js';
 import { leaseBatchEngineCases } from './engine/lease-batches.cases.js';
 import { leaseEngineCases } from './engine/leases.cases.js';
@@ -14,6 +15,7 @@ import { bulkOperationCases } from './toolkit/bulk-operations.cases.js';
 import { electionCases } from './toolkit/election.cases.js';
 import { enqueueOptionCases } from './toolkit/enqueue-options.cases.js';
 import { fenceCases } from './toolkit/fence.cases.js';
+import { flowCases } from './toolkit/flows.cases.js';
 import { heldLeaseCases } from './toolkit/held-lease.cases.js';
 import { jobTimeoutCases } from './toolkit/job-timeout.cases.js';
 import { lockCases } from './toolkit/locks.cases.js';
@@ -38,6 +40,7 @@ export function defineAllCases(h: EngineHarness): void {
   workerEngineCases(h);
   controlEngineCases(h);
   queueSettingsEngineCases(h);
+  flowEngineCases(h);
   // toolkit level: the engine-agnostic services built on top
   heldLeaseCases(h);
   lockCases(h);
@@ -54,4 +57,5 @@ export function defineAllCases(h: EngineHarness): void {
   maintenanceCases(h);
   bulkOperationCases(h);
   stepCases(h);
+  flowCases(h);
 }

@@ -17,6 +17,9 @@ import { startCli, type CliProcess } from '../support/cli-process.js';
 import { closeTestDatabase, schemaFor, testDatabaseUrl } from '../support/database.js';
 import { waitFor } from '../support/wait.js';
 
+/** The newest version (numbers are given out ahead of merges, so not always the count). */
+const NEWEST = Math.max(...MIGRATIONS.map((m) => m.version));
+
 const PROCESSES = 10;
 
 after(closeTestDatabase);
@@ -77,7 +80,7 @@ describe('leasehold migrate run by many processes at once', () => {
         known,
         'one row per known migration version, no gap and no duplicate',
       );
-      assert.equal(Math.max(...rows.map((r) => r.version)), MIGRATIONS.length);
+      assert.equal(Math.max(...rows.map((r) => r.version)), NEWEST);
       assert.deepEqual(
         rows.map((r) => r.name),
         [...MIGRATIONS].sort((a, b) => a.version - b.version).map((m) => m.name),
@@ -94,12 +97,12 @@ describe('leasehold migrate run by many processes at once', () => {
         known,
       );
       const upToDate = children.filter((c) =>
-        c.lines.some((l) => l.includes(`is up to date at version ${MIGRATIONS.length}`)),
+        c.lines.some((l) => l.includes(`is up to date at version ${NEWEST}`)),
       ).length;
       assert.ok(upToDate >= 1, 'the processes that came later found nothing left to do');
       t.diagnostic(
         `${PROCESSES} processes in ${elapsedMs.toFixed(0)} ms; ${PROCESSES - upToDate} applied ` +
-          `migrations, ${upToDate} found the schema at version ${MIGRATIONS.length}`,
+          `migrations, ${upToDate} found the schema at version ${NEWEST}`,
       );
       passed = true;
     } finally {

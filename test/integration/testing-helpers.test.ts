@@ -179,6 +179,7 @@ for (const { name, run } of ENGINES) {
         );
         const counts = await drainQueue(lh, queue, patient);
         assert.deepEqual(counts, {
+          waiting: 0,
           pending: 0,
           processing: 0,
           completed: 16,
@@ -201,6 +202,7 @@ for (const { name, run } of ENGINES) {
           queue: 'stuck',
           pending: 2,
           processing: 0,
+          waiting: 0,
           timeoutMs: 200,
         });
         const bad = await rejection(drainQueue(lh, ''));
@@ -210,6 +212,7 @@ for (const { name, run } of ENGINES) {
     it('resolves at once for a queue that never had a job', () =>
       run('drain empty queue', async (lh) => {
         assert.deepEqual(await drainQueue(lh, 'empty'), {
+          waiting: 0,
           pending: 0,
           processing: 0,
           completed: 0,

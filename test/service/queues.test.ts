@@ -54,7 +54,7 @@ describe('queue routes', () => {
 
         const answer = await call(app, 'GET', '/api/queues', undefined, reader);
         assert.equal(answer.status, 200, answer.text);
-        const zero = { pending: 0, processing: 0, completed: 0, dead: 0, cancelled: 0 };
+        const zero = { waiting: 0, pending: 0, processing: 0, completed: 0, dead: 0, cancelled: 0 };
         assert.deepEqual(answer.body.queues, [
           {
             queue: 'configured-only',

@@ -139,6 +139,7 @@ describe('route scopes', () => {
           'POST /api/queues/:name/resume',
           'POST /api/queues/:name/jobs/retry',
           'POST /api/queues/:name/jobs/cancel',
+          'POST /api/queues/:name/flows',
         ])
           assert.ok(byScope.write?.includes(what), `${what} needs write`);
         for (const what of [

@@ -99,6 +99,15 @@ const ALLOWED_NAMES = new Set([
   'changed',
   'notifiers',
   'instant',
+  // flow-queries.ts (decision 0255): literal input and column lists, flowValues' parameters
+  'FLOW_INPUT',
+  'FLOW_COLUMNS',
+  'parentId',
+  'policy',
+  'DELETED_OUTCOME',
+  'outcome',
+  'stamp',
+  'alias',
 ]);
 const ALLOWED_HELPERS = new Set([
   'CLOCK',
@@ -129,6 +138,9 @@ const ALLOWED_HELPERS = new Set([
   // step-queries.ts: the ownership guard and a sleep's ISO instant
   'HELD',
   'isoText',
+  'flowValues',
+  'flowSettled',
+  'flowReturning',
 ]);
 
 export interface Splice {

@@ -102,4 +102,18 @@ export interface JobView {
   timeoutMs: number | null;
   /** What the latest attempt last reported (ctx.progress): a percentage, an object, or null. */
   progress: number | Record<string, unknown> | null;
+  /** The flow parent this job is a child of (decision 0255); null outside a flow. */
+  parentId?: number | null;
+  /** GET /api/jobs/:id only: a flow parent's first 100 children, and how many in all. */
+  children?: JobChildView[];
+  childCount?: number;
+}
+
+/** A child of a flow's parent, as GET /api/jobs/:id lists it. */
+export interface JobChildView {
+  id: number;
+  queue: string;
+  type: string | null;
+  status: string;
+  parentPolicy: string;
 }

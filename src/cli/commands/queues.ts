@@ -36,6 +36,7 @@ const COLUMNS = [
   'concurrency',
   'perKeyConcurrency',
   'rate',
+  'waiting',
   'pending',
   'processing',
   'completed',

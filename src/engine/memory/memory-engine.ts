@@ -70,6 +70,7 @@ export class MemoryEngine extends ComposedEngine implements Engine {
         controls: new MemoryControls(now),
         queues,
         steps: new MemorySteps(now, jobs, publish),
+        flows: jobs.flows,
       },
       {
         // Every call is async and passes here, so nothing runs on a closed engine.

@@ -14,6 +14,11 @@ export function isLive(r: JobRecord): boolean {
   return r.status === 'pending' || r.status === 'processing';
 }
 
+/** Not finished yet: live, or a flow's parent waiting for its children (it holds its key). */
+export function isUnfinished(r: JobRecord): boolean {
+  return isLive(r) || r.status === 'waiting';
+}
+
 export function leaseEnd(r: JobRecord): number {
   return r.leaseExpiresAt?.getTime() ?? Number.NEGATIVE_INFINITY;
 }

@@ -8,7 +8,7 @@
  * program moving from memory to PostgreSQL sees the same values.
  *
  * Dedup keys are indexed lazily: `liveKeys` maps (queue, key) to the job that last took the key,
- * and an entry is trusted only while that job is still live (pending or processing).
+ * and an entry is trusted only while that job is unfinished (waiting, pending or processing).
  */
 import { backoffDelay } from '../../core/backoff.js';
 import { ConflictError, UnsupportedError } from '../../core/errors.js';
@@ -26,10 +26,11 @@ import {
   newJob,
   type REPLACED_FIELDS,
 } from '../jobs.js';
+import { MemoryFlows } from './memory-flows.js';
 import {
   claimOrder,
   dedupKey,
-  isLive,
+  isUnfinished,
   leaseEnd,
   recordError,
   toJson,
@@ -70,6 +71,8 @@ export class MemoryJobs implements JobOperations {
   /** Jobs someone waits for (jobWatch): their finish is announced on `job-finished`. */
   private readonly waited = new Set<number>();
   private nextId = 1;
+  /** The flow family: parents settled by their children's transitions (memory-flows.ts). */
+  readonly flows: MemoryFlows;
 
   constructor(
     private readonly now: () => Date,
@@ -77,7 +80,18 @@ export class MemoryJobs implements JobOperations {
     private readonly publish: (topic: string, payload: string) => void,
     /** Each queue's flow control, read by every claim. */
     private readonly queues: MemoryQueues,
-  ) {}
+  ) {
+    this.flows = new MemoryFlows({
+      now,
+      record: (id) => this.jobs.get(id),
+      records: () => this.jobs.values(),
+      liveByKey: (queue, key) => this.liveByKey(queue, key),
+      insert: (spec, at, fields) => this.insert(spec, at, fields),
+      finish: (r, status, at, woken) => this.finish(r, status, at, woken),
+      announce: (queues) => this.announce(queues),
+      announceFinished: (ids) => this.announceFinished(ids),
+    });
+  }
 
   async jobEnqueue(p: JobEnqueueParams): Promise<EnqueueOutcome[]> {
     refuseTransaction(p.tx);
@@ -162,7 +176,9 @@ export class MemoryJobs implements JobOperations {
   /** The facts about job `id` that explain.ts needs from this family (MemoryQueues.jobExplain). */
   explainFacts(id: number): ReturnType<ExplainSources['jobFacts']> {
     const job = this.jobs.get(id);
-    return job && explainFactsOf(this.jobs.values(), job, this.now());
+    if (!job) return undefined;
+    const facts = explainFactsOf(this.jobs.values(), job, this.now())!;
+    return { ...facts, childrenLeft: this.flows.childrenLeft(id) };
   }
 
   async jobRenewLeases(p: JobRenewParams): Promise<JobRenewed[]> {
@@ -200,9 +216,9 @@ export class MemoryJobs implements JobOperations {
     for (const completion of p.jobs) {
       const r = this.owned(p.workerId, completion);
       if (!r) continue;
-      this.finish(r, 'completed', now, woken);
       r.result = toJson(completion.result);
-      if (p.remove === true) this.jobs.delete(r.id);
+      this.finish(r, 'completed', now, woken);
+      if (p.remove === true) this.remove(r, now, woken);
       accepted.push(r.id);
     }
     this.announce(woken);
@@ -254,7 +270,7 @@ export class MemoryJobs implements JobOperations {
   async jobCancel(p: { id: number }): Promise<Job | null> {
     const r = this.jobs.get(p.id);
     if (!r) return null;
-    if (isLive(r)) {
+    if (isUnfinished(r)) {
       const woken = new Set<string>();
       this.finish(r, 'cancelled', this.now(), woken);
       this.announce(woken);
@@ -265,7 +281,7 @@ export class MemoryJobs implements JobOperations {
 
   async jobRetry(p: { id: number }): Promise<Job | null> {
     const r = this.jobs.get(p.id);
-    if (!r || isLive(r)) return null;
+    if (!r || isUnfinished(r)) return null;
     if (r.key !== null && this.liveByKey(r.queue, r.key)) {
       throw new ConflictError(`a live job of queue "${r.queue}" already has key "${r.key}"`, {
         id: r.id,
@@ -284,9 +300,11 @@ export class MemoryJobs implements JobOperations {
   async jobDelete(p: { id: number }): Promise<boolean> {
     const r = this.jobs.get(p.id);
     if (!r || r.status === 'processing') return false;
-    this.jobs.delete(r.id);
+    const woken = new Set<string>();
+    this.remove(r, this.now(), woken);
     // A pending partition head leaving lets the next job of its partition run.
-    if (r.status === 'pending' && r.partitionKey !== null) this.announce(new Set([r.queue]));
+    if (r.status === 'pending' && r.partitionKey !== null) woken.add(r.queue);
+    this.announce(woken);
     this.announceFinished([r.id]);
     return true;
   }
@@ -297,7 +315,7 @@ export class MemoryJobs implements JobOperations {
     const now = this.now();
     let changed = 0;
     for (const r of batch) {
-      if (isLive(r) || (r.key !== null && this.liveByKey(r.queue, r.key))) continue;
+      if (isUnfinished(r) || (r.key !== null && this.liveByKey(r.queue, r.key))) continue;
       this.makePending(r, now, now);
       Object.assign(r, { attempts: 0, result: null, finishedAt: null });
       if (r.key !== null) this.liveKeys.set(dedupKey(r.queue, r.key), r.id);
@@ -314,7 +332,7 @@ export class MemoryJobs implements JobOperations {
     let changed = 0;
     const finished: number[] = [];
     for (const r of batch) {
-      if (!isLive(r)) continue;
+      if (!isUnfinished(r)) continue;
       this.finish(r, 'cancelled', now, woken);
       finished.push(r.id);
       changed++;
@@ -329,9 +347,10 @@ export class MemoryJobs implements JobOperations {
     const woken = new Set<string>();
     let changed = 0;
     const gone: number[] = [];
+    const now = this.now();
     for (const r of batch) {
-      if (r.status === 'processing') continue;
-      this.jobs.delete(r.id);
+      if (r.status === 'processing' || !this.jobs.has(r.id)) continue;
+      this.remove(r, now, woken);
       gone.push(r.id);
       // A pending partition head leaving lets the next job of its partition run.
       if (r.status === 'pending' && r.partitionKey !== null) woken.add(r.queue);
@@ -436,19 +455,37 @@ export class MemoryJobs implements JobOperations {
   async jobPrune(p: JobPruneParams): Promise<number> {
     const cutoff = this.now().getTime() - p.olderThanMs;
     const old = [...this.jobs.values()]
-      .filter((r) => !isLive(r) && r.finishedAt !== null && r.finishedAt.getTime() < cutoff)
+      .filter(
+        (r) =>
+          !isUnfinished(r) &&
+          r.finishedAt !== null &&
+          r.finishedAt.getTime() < cutoff &&
+          !this.parentWaits(r),
+      )
       .sort(
         (a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0) || a.id - b.id,
       )
       .slice(0, Math.max(0, p.limit));
     for (const r of old) {
       this.jobs.delete(r.id);
+      this.flows.forget(r.id);
       this.waited.delete(r.id);
     }
     return old.length;
   }
 
-  private insert(spec: JobSpec, now: Date): JobRecord {
+  /** A child whose parent still waits is kept from pruning: the parent reads its result. */
+  private parentWaits(r: JobRecord): boolean {
+    return r.parentId !== null && this.jobs.get(r.parentId)?.status === 'waiting';
+  }
+
+  /** Deletes the job; a flow's parent or child settles as PostgreSQL's JobDelete settles it. */
+  private remove(r: JobRecord, now: Date, woken: Set<string>): void {
+    this.jobs.delete(r.id);
+    this.flows.deleted(r, now, woken);
+  }
+
+  private insert(spec: JobSpec, now: Date, fields: Partial<JobRecord> = {}): JobRecord {
     // Copies of the payload and headers: stored state never shares an object with a caller.
     const record: JobRecord = newJob(
       {
@@ -460,6 +497,7 @@ export class MemoryJobs implements JobOperations {
       now,
       availableAt(spec, now),
     );
+    Object.assign(record, fields);
     this.jobs.set(record.id, record);
     if (record.key !== null) this.liveKeys.set(dedupKey(record.queue, record.key), record.id);
     return record;
@@ -484,7 +522,7 @@ export class MemoryJobs implements JobOperations {
   private liveByKey(queue: string, key: string): JobRecord | undefined {
     const id = this.liveKeys.get(dedupKey(queue, key));
     const r = id === undefined ? undefined : this.jobs.get(id);
-    return r && isLive(r) && r.queue === queue && r.key === key ? r : undefined;
+    return r && isUnfinished(r) && r.queue === queue && r.key === key ? r : undefined;
   }
 
   /** Back to pending; claimedBy and claimedAt stay as the record of the last claim. */
@@ -506,6 +544,7 @@ export class MemoryJobs implements JobOperations {
       r.status === 'processing' && this.queues.state(r.queue)?.settings.concurrency != null;
     Object.assign(r, { status, leaseExpiresAt: null, finishedAt: now, updatedAt: now });
     if (r.partitionKey !== null || freedSlot) woken.add(r.queue);
+    this.flows.finished(r, now, woken);
   }
 
   private announce(queues: ReadonlySet<string>): void {

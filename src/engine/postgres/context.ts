@@ -3,7 +3,6 @@
  * the pool, the quoted schema, the pinned clock and the one door to the database. Families
  * are small classes over this context; PostgresEngine composes them behind the Engine seam.
  */
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { ClosedError } from '../../core/errors.js';
@@ -11,9 +10,7 @@ import type { CallerTransaction } from '../types.js';
 import type { ConnectionTiming } from './connection-timing.js';
 import { isConnectionInDoubt, isWrongServer, mapPgError } from './pg-errors.js';
 import { QUERY_TYPES } from './timestamp-parser.js';
-
-/** PostgreSQL's NAMEDATALEN - 1; schema names are ASCII (validated), so bytes are characters. */
-const MAX_IDENTIFIER_BYTES = 63;
+import { notifyChannelOf } from './notify-channel.js';
 
 export class PgContext {
   private closed = false;
@@ -33,17 +30,9 @@ export class PgContext {
     readonly timing: ConnectionTiming,
   ) {}
 
-  /**
-   * The NOTIFY channel of this schema: one channel, topics travel in the payload. A channel is an
-   * identifier of at most 63 bytes: LISTEN silently truncates a longer one and pg_notify rejects
-   * it, so with a schema name over 53 characters nothing was ever delivered. Such names keep
-   * their first 44 characters and gain a hash of the whole name, which keeps channels distinct.
-   */
+  /** The NOTIFY channel of this schema (notify-channel.ts). */
   get notifyChannel(): string {
-    const channel = `leasehold_${this.schema}`;
-    if (channel.length <= MAX_IDENTIFIER_BYTES) return channel;
-    const hash = createHash('sha1').update(this.schema).digest('hex').slice(0, 8);
-    return `leasehold_${this.schema.slice(0, 44)}_${hash}`;
+    return notifyChannelOf(this.schema);
   }
 
   /** `$now` for time-sensitive statements: the pinned clock's time, or null (database clock). */

@@ -20,6 +20,7 @@
  */
 import { FINISHED_IDS_MAX, JOBS_TOPIC, JOB_FINISHED_TOPIC, SCAN_FACTOR } from '../jobs.js';
 import { MS } from './sql-units.js';
+import { flowReturning, flowSettled } from './flow-settle-sql.js';
 
 /** The jobs columns a Job is mapped from (job-rows.ts), in the order statements return them. */
 export const JOB_COLUMNS = [
@@ -47,6 +48,7 @@ export const JOB_COLUMNS = [
   'finished_at',
   'timeout_ms',
   'progress',
+  'parent_id',
 ] as const;
 
 export type JobColumn = (typeof JOB_COLUMNS)[number];
@@ -108,7 +110,8 @@ export const finishedNotified = (channel: string, source: string, where = 'true'
 const OWNED = `j.id = r.id AND j.generation = r.generation
   AND j.claimed_by = $1 AND j.lease_expires_at IS NOT NULL`;
 
-export const LIVE = "('pending', 'processing')";
+/** Jobs that hold their dedup key: a flow's waiting parent too (decision 0255). */
+export const LIVE = "('pending', 'processing', 'waiting')";
 const FINAL = "('completed', 'dead', 'cancelled')";
 
 /** Rows (of a RETURNING with `ready`) that wake their queue: claimable now, or a partition freed. */
@@ -170,8 +173,11 @@ const batchAnswer = (changed: string, notifiers: string): string => `SELECT
     END AS next
   FROM ${notifiers}`;
 
+/** What deleting a job means to its flow (flow-settle-sql.ts): a finished one is only gone. */
+const DELETED_OUTCOME = `CASE WHEN x.status IN ${FINAL} THEN 'gone' ELSE 'deleted' END`;
+
 /** Statuses a job may be deleted in: any but processing. */
-const DELETABLE = "('pending', 'completed', 'dead', 'cancelled')";
+const DELETABLE = "('waiting', 'pending', 'completed', 'dead', 'cancelled')";
 
 export interface JobQueries {
   JobRenewLeases: string;
@@ -227,11 +233,12 @@ export function jobQueries(s: string): JobQueries {
           lease_expires_at = NULL, updated_at = clock.now
         FROM unnest($2::bigint[], $3::bigint[], $4::jsonb[], $5::integer[]) AS r(id, generation, result, o), clock
         WHERE ${OWNED}
-        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited, r.o
+        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited, r.o, ${flowReturning('j')}
       ),
       ${notified('$7', 'done', SLOT_FREED)},
-      ${finishedNotified('$7', 'done')}
-      SELECT d.id FROM done d, notified, finished_notified ORDER BY d.o`,
+      ${finishedNotified('$7', 'done')},
+      ${flowSettled(s, 'done', "'completed'", '(SELECT now FROM clock)')}
+      SELECT d.id FROM done d, notified, finished_notified, flow_settled ORDER BY d.o`,
 
     // JobComplete for a worker with `removeOnComplete`: the same guard, the row deleted. $1 worker
     // id, $2 ids, $3 generations, $4 ordinals, $5 now, $6 channel. A DELETE writes no new row
@@ -241,11 +248,12 @@ export function jobQueries(s: string): JobQueries {
         DELETE FROM ${s}.jobs j
         USING unnest($2::bigint[], $3::bigint[], $4::integer[]) AS r(id, generation, o)
         WHERE ${OWNED}
-        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited, r.o
+        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited, r.o, ${flowReturning('j')}
       ),
       ${notified('$6', 'done', SLOT_FREED)},
-      ${finishedNotified('$6', 'done')}
-      SELECT d.id FROM done d, notified, finished_notified ORDER BY d.o`,
+      ${finishedNotified('$6', 'done')},
+      ${flowSettled(s, 'done', "'completed'", '(SELECT now FROM clock)')}
+      SELECT d.id FROM done d, notified, finished_notified, flow_settled ORDER BY d.o`,
 
     // $1 worker id, $2 ids, $3 generations, $4 errors text[], $5 retry delays ms float8[],
     // $6 final boolean[], $7 ordinals, $8 now, $9 channel
@@ -264,11 +272,12 @@ export function jobQueries(s: string): JobQueries {
           AS r(id, generation, error, delay_ms, final, o), clock
         WHERE ${OWNED}
         RETURNING j.id, j.queue, j.status, j.partition_key, j.slot, j.waited,
-          j.available_at <= clock.now AS ready, r.o
+          j.available_at <= clock.now AS ready, r.o, ${flowReturning('j')}
       ),
       ${notified('$9', 'failed', READY_OR_PARTITION_FREED)},
-      ${finishedNotified('$9', 'failed', "status = 'dead'")}
-      SELECT f.id, f.status FROM failed f, notified, finished_notified ORDER BY f.o`,
+      ${finishedNotified('$9', 'failed', "status = 'dead'")},
+      ${flowSettled(s, 'failed', "CASE WHEN x.status = 'dead' THEN 'dead' END", '(SELECT now FROM clock)')}
+      SELECT f.id, f.status FROM failed f, notified, finished_notified, flow_settled ORDER BY f.o`,
 
     // $1 worker id, $2 ids, $3 generations, $4 ordinals, $5 now, $6 channel.
     // The attempt is given back: a drain is not the job's fault.
@@ -291,11 +300,12 @@ export function jobQueries(s: string): JobQueries {
           status = 'cancelled', finished_at = clock.now, lease_expires_at = NULL, updated_at = clock.now
         FROM clock
         WHERE j.id = $1 AND j.status IN ${LIVE}
-        RETURNING ${cols}, j.waited
+        RETURNING ${cols}, j.waited, j.children_left, j.parent_policy
       ),
       ${notified('$3', 'cancelled', 'partition_key IS NOT NULL')},
-      ${finishedNotified('$3', 'cancelled')}
-      SELECT ${jobColumns('c')} FROM cancelled c, notified, finished_notified
+      ${finishedNotified('$3', 'cancelled')},
+      ${flowSettled(s, 'cancelled', "'cancelled'", '(SELECT now FROM clock)')}
+      SELECT ${jobColumns('c')} FROM cancelled c, notified, finished_notified, flow_settled
       UNION ALL
       SELECT ${cols} FROM ${s}.jobs j WHERE j.id = $1 AND NOT EXISTS (SELECT 1 FROM cancelled)`,
 
@@ -314,12 +324,13 @@ export function jobQueries(s: string): JobQueries {
 
     // $1 id, $2 channel. A pending partition head leaving lets the next job of its partition run.
     JobDelete: `WITH gone AS (
-        DELETE FROM ${s}.jobs WHERE id = $1 AND status <> 'processing'
-        RETURNING id, queue, status, partition_key, waited
+        DELETE FROM ${s}.jobs j WHERE j.id = $1 AND j.status <> 'processing'
+        RETURNING j.id, j.queue, j.status, j.partition_key, j.waited, ${flowReturning('j')}
       ),
       ${notified('$2', 'gone', "status = 'pending' AND partition_key IS NOT NULL")},
-      ${finishedNotified('$2', 'gone')}
-      SELECT count(*)::integer AS deleted FROM gone, notified, finished_notified`,
+      ${finishedNotified('$2', 'gone')},
+      ${flowSettled(s, 'gone', DELETED_OUTCOME, 'now()')}
+      SELECT count(*)::integer AS deleted FROM gone, notified, finished_notified, flow_settled`,
 
     // $1-$7 the match (see `matching`), $8 before id, $9 limit, $10 now, $11 channel. A job
     // whose key a live job holds stays as it is (the unique index would refuse the whole
@@ -352,21 +363,23 @@ export function jobQueries(s: string): JobQueries {
           status = 'cancelled', finished_at = clock.now, lease_expires_at = NULL, updated_at = clock.now
         FROM clock
         WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
-        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited
+        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited, ${flowReturning('j')}
       ),
       ${notified('$11', 'cancelled', SLOT_FREED)},
-      ${finishedNotified('$11', 'cancelled')}
-      ${batchAnswer('cancelled', 'notified, finished_notified')}`,
+      ${finishedNotified('$11', 'cancelled')},
+      ${flowSettled(s, 'cancelled', "'cancelled'", '(SELECT now FROM clock)')}
+      ${batchAnswer('cancelled', 'notified, finished_notified, flow_settled')}`,
 
     // $1-$9 as JobRetryMatching, $10 channel.
     JobDeleteMatching: `WITH ${matchingBatch(s, DELETABLE)},
       gone AS (
         DELETE FROM ${s}.jobs j WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
-        RETURNING j.id, j.queue, j.status, j.partition_key, j.waited
+        RETURNING j.id, j.queue, j.status, j.partition_key, j.waited, ${flowReturning('j')}
       ),
       ${notified('$10', 'gone', "status = 'pending' AND partition_key IS NOT NULL")},
-      ${finishedNotified('$10', 'gone')}
-      ${batchAnswer('gone', 'notified, finished_notified')}`,
+      ${finishedNotified('$10', 'gone')},
+      ${flowSettled(s, 'gone', DELETED_OUTCOME, 'now()')}
+      ${batchAnswer('gone', 'notified, finished_notified, flow_settled')}`,
 
     // $1 id
     JobGet: `SELECT ${cols} FROM ${s}.jobs j WHERE j.id = $1`,
@@ -386,7 +399,7 @@ export function jobQueries(s: string): JobQueries {
     JobCounts: `SELECT queue, status, count(*) AS count FROM ${s}.jobs
       GROUP BY queue, status
       ORDER BY queue COLLATE "C",
-        array_position(ARRAY['pending', 'processing', 'completed', 'dead', 'cancelled'], status)`,
+        array_position(ARRAY['waiting', 'pending', 'processing', 'completed', 'dead', 'cancelled'], status)`,
 
     // $1 limit, $2 backoff base ms, $3 backoff cap ms, $4 error text, $5 now, $6 channel.
     // The delay is core/backoff's full jitter, drawn per job: floor(random * (ceiling + 1)).
@@ -412,19 +425,23 @@ export function jobQueries(s: string): JobQueries {
         FROM clock
         WHERE j.id = ANY(ARRAY(SELECT id FROM expired)) -- locked above: no other guard needed
         RETURNING j.id, j.queue, j.status, j.partition_key, j.slot, j.waited,
-          j.available_at <= clock.now AS ready
+          j.available_at <= clock.now AS ready, ${flowReturning('j')}
       ),
       ${notified('$6', 'rescued', READY_OR_PARTITION_FREED)},
-      ${finishedNotified('$6', 'rescued', "status = 'dead'")}
+      ${finishedNotified('$6', 'rescued', "status = 'dead'")},
+      ${flowSettled(s, 'rescued', "CASE WHEN x.status = 'dead' THEN 'dead' END", '(SELECT now FROM clock)')}
       SELECT count(*) FILTER (WHERE r.status = 'pending')::integer AS rescued,
              count(*) FILTER (WHERE r.status = 'dead')::integer AS dead_lettered
-      FROM rescued r, notified, finished_notified`,
+      FROM rescued r, notified, finished_notified, flow_settled`,
 
-    // $1 older than ms, $2 limit, $3 now
+    // $1 older than ms, $2 limit, $3 now. A child whose parent still waits is kept: the
+    // parent reads its result when it runs (decision 0255).
     JobPrune: `${CLOCK('$3')},
       doomed AS (
         SELECT j.id FROM ${s}.jobs j
         WHERE j.status IN ${FINAL} AND j.finished_at < (SELECT now FROM clock) - $1::float8 ${MS}
+          AND (j.parent_id IS NULL OR NOT EXISTS (
+            SELECT 1 FROM ${s}.jobs p WHERE p.id = j.parent_id AND p.status = 'waiting'))
         ORDER BY j.finished_at, j.id
         LIMIT $2
         FOR UPDATE OF j SKIP LOCKED

@@ -40,6 +40,7 @@ export interface JobRow extends Record<JobColumn, unknown> {
   finished_at: Date | null;
   timeout_ms: number | null;
   progress: JobProgress | null;
+  parent_id: string | null;
 }
 
 export interface WorkerRow {
@@ -98,6 +99,8 @@ export function mapJobValues(v: readonly unknown[]): Job {
     finishedAt: v[AT.finished_at] as Date | null,
     timeoutMs: v[AT.timeout_ms] as number | null,
     progress: (v[AT.progress] as JobProgress | null) ?? null,
+    parentId:
+      v[AT.parent_id] == null ? null : toSafeInteger(v[AT.parent_id] as string, 'jobs.parent_id'),
   };
 }
 

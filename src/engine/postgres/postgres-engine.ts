@@ -25,6 +25,7 @@ import { PostgresLeases } from './postgres-leases.js';
 import { lockQueries, type LockQueries } from './lock-queries.js';
 import { PostgresConnectionLocks } from './postgres-connection-locks.js';
 import { PostgresFences } from './postgres-fences.js';
+import { PostgresFlows } from './postgres-flows.js';
 import { PostgresLeaseLocks } from './postgres-lease-locks.js';
 import { PostgresScheduleSlots } from './postgres-schedule-slots.js';
 import { PostgresSemaphores } from './postgres-semaphores.js';
@@ -304,6 +305,7 @@ function families(
     controls: new PostgresControls(ctx),
     queues: new PostgresQueues(ctx),
     steps,
+    flows: new PostgresFlows(ctx),
   };
 }
 

@@ -42,6 +42,7 @@ interface ExplainRow extends Omit<QueueRow, 'name'> {
   younger_head: string | null;
   younger_processing: number;
   served: boolean;
+  children_left: number | null;
 }
 
 const COLUMNS = 'name, paused, concurrency, per_key_concurrency, rate_limit, rate_per_ms, fairness';
@@ -122,9 +123,9 @@ export class PostgresQueues implements QueueOperations {
         AND fairness = 'oldest'`,
       // $1 job id, $2 now, $3 queue or null. The facts explain.ts decides from, read as the claim reads them.
       JobExplain: `WITH clock AS (SELECT coalesce($2::timestamptz, now()) AS now),
-        j AS (SELECT id, queue, status, attempts, available_at, partition_key
+        j AS (SELECT id, queue, status, attempts, available_at, partition_key, children_left
               FROM ${s}.jobs WHERE id = $1 AND ($3::text IS NULL OR queue = $3))
-        SELECT j.queue, j.status, j.attempts, j.available_at, clock.now,
+        SELECT j.queue, j.status, j.attempts, j.available_at, clock.now, j.children_left,
           qs.name AS configured, qs.paused, qs.concurrency, qs.per_key_concurrency,
           qs.rate_limit, qs.rate_per_ms, qs.fairness,
           (SELECT count(*)::integer FROM ${s}.jobs u
@@ -187,6 +188,7 @@ export class PostgresQueues implements QueueOperations {
       inFlight: row.in_flight,
       windowStarts: row.window_starts,
       served: row.served,
+      childrenLeft: row.children_left,
     });
   }
 

@@ -14,6 +14,7 @@ import { isFinished } from '../../queue/job-waiters.js';
 import { extendReplyDeadline } from '../reply-deadline.js';
 import { ErrorResponse, IdParams, Name, Paging } from '../schemas/common.js';
 import {
+  JOB_CHILDREN_SHOWN,
   JOB_WAIT_MAX_MS,
   JobDetailSchema,
   JobSchema,
@@ -61,15 +62,30 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     config: { scope: 'read' },
     schema: {
       tags: ['jobs'],
-      summary: 'One job with its payload, headers, attempt history and recorded steps.',
+      summary:
+        'One job with its payload, headers, attempt history, recorded steps and flow children.',
       params: IdParams,
       response: { 200: JobDetailSchema, 404: ErrorResponse, ...errors },
     },
     handler: async (request) => {
       const { id } = request.params;
-      const [job, steps] = await Promise.all([jobs.get(id), jobs.steps(id)]);
+      const [job, steps, family] = await Promise.all([
+        jobs.get(id),
+        jobs.steps(id),
+        jobs.children(id, { limit: JOB_CHILDREN_SHOWN }),
+      ]);
       if (!job) throw new NotFoundError('job', id);
-      return jobDetailJson(job, steps);
+      return {
+        ...jobDetailJson(job, steps),
+        children: family.children.map(({ id, queue, type, status, parentPolicy }) => ({
+          id,
+          queue,
+          type,
+          status,
+          parentPolicy,
+        })),
+        childCount: family.total,
+      };
     },
   });
 

@@ -4,8 +4,36 @@
  */
 import { Type } from 'typebox';
 
+/** A child as GET /api/jobs/:id lists it (decision 0255). */
+export const JobChildSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    queue: Type.String(),
+    type: Type.Union([Type.String(), Type.Null()]),
+    status: Type.String(),
+    parentPolicy: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+/** How many children GET /api/jobs/:id lists (`childCount` counts them all). */
+export const JOB_CHILDREN_SHOWN = 100;
+
 export const JobSchema = Type.Object(
   {
+    parentId: Type.Optional(
+      Type.Union([Type.Integer(), Type.Null()], {
+        description: 'The flow parent this job is a child of; null outside a flow or for a root.',
+      }),
+    ),
+    children: Type.Optional(
+      Type.Array(JobChildSchema, {
+        description: `GET /api/jobs/:id only: the first ${JOB_CHILDREN_SHOWN} direct children of a flow's parent, in enqueue order.`,
+      }),
+    ),
+    childCount: Type.Optional(
+      Type.Integer({ description: 'GET /api/jobs/:id only: how many direct children in all.' }),
+    ),
     progress: Type.Union(
       [
         Type.Number({ minimum: 0, maximum: 100 }),

@@ -93,6 +93,7 @@ export const ExplanationSchema = Type.Object(
   {
     reason: Type.Union(
       [
+        'children',
         'not-pending',
         'scheduled',
         'backoff',
@@ -105,6 +106,9 @@ export const ExplanationSchema = Type.Object(
       ].map((r) => Type.Literal(r)),
     ),
     status: Type.Optional(Type.String({ description: 'not-pending: the job status.' })),
+    unfinished: Type.Optional(
+      Type.Integer({ description: 'children: the waiting parent’s children not yet done.' }),
+    ),
     until: Type.Optional(DateTime),
     behind: Type.Optional(
       Type.Integer({ description: 'partition: the job of its key that runs or comes first.' }),

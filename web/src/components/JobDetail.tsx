@@ -22,7 +22,68 @@ function Progress({ value }: { value: JobView['progress'] }) {
   return <pre>{JSON.stringify(value, null, 2)}</pre>;
 }
 
-export function JobDetail({ job, onClose }: { job: JobView; onClose: () => void }) {
+/** A flow's tree around the job (decision 0255): its parent, and its children with status. */
+function Flow({ job, onOpen }: { job: JobView; onOpen: (id: number) => void }) {
+  const children = job.children ?? [];
+  const count = job.childCount ?? children.length;
+  if ((job.parentId ?? null) === null && count === 0) return null;
+  return (
+    <>
+      <h4>Flow</h4>
+      {job.parentId != null ? (
+        <p>
+          Child of{' '}
+          <button type="button" class="link mono" onClick={() => onOpen(job.parentId!)}>
+            #{job.parentId}
+          </button>
+        </p>
+      ) : null}
+      {count > 0 ? (
+        <table data-testid="job-children">
+          <caption>
+            {count} {count === 1 ? 'child' : 'children'}
+            {count > children.length ? ` (the first ${children.length} shown)` : ''}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Job</th>
+              <th scope="col">Queue</th>
+              <th scope="col">Status</th>
+              <th scope="col">On failure</th>
+            </tr>
+          </thead>
+          <tbody>
+            {children.map((c) => (
+              <tr key={c.id}>
+                <td>
+                  <button type="button" class="link mono" onClick={() => onOpen(c.id)}>
+                    #{c.id}
+                  </button>
+                </td>
+                <td class="mono">{c.queue}</td>
+                <td>
+                  <span class={`pill ${c.status}`}>{c.status}</span>
+                </td>
+                <td class="mono">{c.parentPolicy}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+    </>
+  );
+}
+
+export function JobDetail({
+  job,
+  onClose,
+  onOpen,
+}: {
+  job: JobView;
+  onClose: () => void;
+  /** Opens another job of the flow (its parent or a child). */
+  onOpen: (id: number) => void;
+}) {
   return (
     <div class="detail" role="dialog" aria-label={`job ${job.id}`}>
       <div class="section-head">
@@ -56,6 +117,7 @@ export function JobDetail({ job, onClose }: { job: JobView; onClose: () => void 
           <Progress value={job.progress ?? null} />
         </dd>
       </dl>
+      <Flow job={job} onOpen={onOpen} />
       <h4>Payload</h4>
       <pre>{JSON.stringify(job.payload, null, 2)}</pre>
       <h4>Headers</h4>

@@ -3,7 +3,7 @@ import { api } from '../api.js';
 import type { JobView, QueueSettingsView, Snapshot } from '../types.js';
 import { JobDetail } from './JobDetail.js';
 
-const STATUSES = ['pending', 'processing', 'completed', 'dead', 'cancelled'];
+const STATUSES = ['waiting', 'pending', 'processing', 'completed', 'dead', 'cancelled'];
 
 /** A pause or resume answered less than this long ago shows before the snapshot catches up. */
 const ANSWER_SHOWN_MS = 3_000;
@@ -214,7 +214,7 @@ export function Jobs({
                           Retry
                         </button>
                       ) : null}
-                      {['pending', 'processing'].includes(job.status) ? (
+                      {['waiting', 'pending', 'processing'].includes(job.status) ? (
                         <button type="button" onClick={() => void act(job, 'cancel')}>
                           Cancel
                         </button>
@@ -236,7 +236,17 @@ export function Jobs({
           </table>
         </div>
       ) : null}
-      {detail ? <JobDetail job={detail} onClose={() => setDetail(null)} /> : null}
+      {detail ? (
+        <JobDetail
+          job={detail}
+          onClose={() => setDetail(null)}
+          onOpen={(id) => {
+            api<JobView>('GET', `/api/jobs/${id}`)
+              .then(setDetail)
+              .catch((error: Error) => onError(error.message));
+          }}
+        />
+      ) : null}
     </section>
   );
 }

@@ -13,6 +13,7 @@ import { jobProgress } from './0012_job_progress.js';
 import { jobWaited } from './0013_job_waited.js';
 import { claimCounts } from './0014_claim_counts.js';
 import { jobSteps } from './0015_job_steps.js';
+import { jobFlows } from './0016_job_flows.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -33,4 +34,5 @@ export const MIGRATIONS: readonly Migration[] = [
   jobWaited,
   claimCounts,
   jobSteps,
+  jobFlows,
 ];
