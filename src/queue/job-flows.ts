@@ -70,7 +70,7 @@ export interface EnqueuedFlow extends FlowJob {
 
 export const FLOW_LIMITS = {
   /** Jobs in one flow, the root included: one statement writes them all. */
-  jobsMax: 1_000,
+  jobsMax: 10_000,
   /** Levels below the root. */
   depthMax: 16,
 } as const;
