@@ -44,6 +44,12 @@ export async function runWorkflow(config: ChildConfig, target: IncrementTarget):
       return payload.parent ? (await ctx.childResults()).length : 'done';
     },
   });
+  // A maintainer too, as every instance should run one: it rescues a frozen process's jobs.
+  lh.maintainer({
+    interval: 300,
+    workerSilence: 5_000,
+    rescueBackoff: { baseMs: 50, capMs: 200 },
+  }).start();
   for (;;) {
     try {
       await worker.start();
