@@ -14,6 +14,7 @@ import { checkSlowTakeover } from './checkers/slow-takeover.js';
 import { checkSupersededCompletion } from './checkers/superseded-completion.js';
 import { checkTokenOrder } from './checkers/token-order.js';
 import { checkLimitExceeded, jobRuns } from './checkers/limit-exceeded.js';
+import { checkStepOnce } from './checkers/step-once.js';
 import { historyOf, jobClaim, jobCompleted, leaseOp } from './history-builder.js';
 import type { Violation } from './history.js';
 
@@ -253,6 +254,49 @@ describe('chaos checkers', () => {
       { type: 'slot', name: 's', slot: 1_000, token: 2, proc: 'b' },
     ]);
     assert.deepEqual(kinds(checkSlotOnce(reported)), ['slot-twice']);
+  });
+
+  it('step once: reports a step applied twice, by a stale generation, a parent before its children, and a workflow left unfinished', () => {
+    const row = (jobId: number, step: string, generation: number, seen = generation) => ({
+      jobId,
+      step,
+      generation,
+      seenGeneration: seen,
+      unfinishedChildren: null,
+    });
+    const fine = historyOf([], {
+      facts: {
+        steps: [
+          row(1, 'one', 1),
+          row(1, 'two', 2),
+          { ...row(2, 'gather', 1), unfinishedChildren: 0 },
+        ],
+        workflowJobs: [
+          { id: 1, status: 'completed', generation: 2 },
+          { id: 2, status: 'dead', generation: 1 },
+        ],
+      },
+    });
+    assert.deepEqual(checkStepOnce(fine), []);
+    const broken = historyOf([], {
+      facts: {
+        steps: [
+          row(1, 'one', 1),
+          row(1, 'one', 2),
+          row(3, 'two', 1, 2),
+          { ...row(4, 'gather', 1), unfinishedChildren: 2 },
+        ],
+        workflowJobs: [{ id: 5, status: 'processing', generation: 1 }],
+      },
+    });
+    const found = checkStepOnce(broken);
+    assert.deepEqual(kinds(found), ['step-once', 'step-once', 'step-once', 'job-outcome']);
+    assert.match(found.map((v) => v.message).join('\n'), /step one applied 2 times/);
+    assert.match(
+      found.map((v) => v.message).join('\n'),
+      /job 3: step two applied by generation 1 while the job was at generation 2/,
+    );
+    assert.match(found.map((v) => v.message).join('\n'), /job 4: the flow parent ran with 2 child/);
   });
 
   it('acknowledged, then lost: reports an acknowledged enqueue, completion, term or token the database no longer has', () => {
