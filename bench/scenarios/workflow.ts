@@ -79,9 +79,17 @@ function drain(url: string, n: number, limitMs: number, side: Side): Promise<Dra
   });
 }
 
-async function withSchema<T>(url: string, fn: (lh: Leasehold, schema: string) => Promise<T>): Promise<T> {
+async function withSchema<T>(
+  url: string,
+  fn: (lh: Leasehold, schema: string) => Promise<T>,
+): Promise<T> {
   const schema = freshSchema('bench_lh_steps');
-  const lh = await Leasehold.connect({ connectionString: url, schema, migrate: true, poolSize: POOL });
+  const lh = await Leasehold.connect({
+    connectionString: url,
+    schema,
+    migrate: true,
+    poolSize: POOL,
+  });
   try {
     return await fn(lh, schema);
   } finally {
@@ -117,7 +125,12 @@ export const workflowFamily: Family = {
   async run(ctx) {
     const systems = [
       burnDown(ctx, ID.step, 'one step (`ctx.step`)', 'step'),
-      burnDown(ctx, ID.completeInTx, 'the same write, completed with `ctx.complete(tx)`', 'completeInTx'),
+      burnDown(
+        ctx,
+        ID.completeInTx,
+        'the same write, completed with `ctx.complete(tx)`',
+        'completeInTx',
+      ),
     ];
     ctx.results.ratio({
       key: 'stepVsCompleteInTransaction',

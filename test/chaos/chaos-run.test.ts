@@ -19,7 +19,15 @@ it(
       seed: 4010,
       durationMs: 45_000,
       variant: 'real',
-      roles: { holder: 2, leader: 2, worker: 2, scheduler: 2, producer: 1, service: 1, workflow: 1 },
+      roles: {
+        holder: 2,
+        leader: 2,
+        worker: 2,
+        scheduler: 2,
+        producer: 1,
+        service: 1,
+        workflow: 1,
+      },
       faultTypes: FAULT_TYPES,
     });
     console.log(`# ${summaryLine(result)}`);
@@ -48,7 +56,10 @@ it(
     // The workflow role ran steps and flow parents, judged by the step-once checker.
     const steps = result.history.facts.steps ?? [];
     assert.ok(steps.length > 20, 'workflow steps applied');
-    assert.ok(steps.some((s) => s.unfinishedChildren !== null), 'a flow parent ran');
+    assert.ok(
+      steps.some((s) => s.unfinishedChildren !== null),
+      'a flow parent ran',
+    );
     if (result.violations.length > 0) {
       console.log(violationLines(result).join('\n'));
       console.log(`# history: ${await saveHistory(result)}`);

@@ -27,7 +27,9 @@ interface LedgerRow {
   unfinished: number | null;
 }
 
-async function setUp(ctx: SchemaContext): Promise<{ lh: Leasehold; service: IdempotentService; fleet: WorkerFleet }> {
+async function setUp(
+  ctx: SchemaContext,
+): Promise<{ lh: Leasehold; service: IdempotentService; fleet: WorkerFleet }> {
   const engine = await ctx.engine({ poolSize: 4 });
   await engine.pool.query(
     `CREATE TABLE "${ctx.schema}".wf_ledger (job_id bigint NOT NULL, step text NOT NULL,
@@ -63,7 +65,8 @@ async function runUnderFaults(
         .reduce((n, c) => n + c.count, 0);
     await waitFor(
       'most jobs completed under faults',
-      async () => (await completed()) >= total * 0.8 && fleet.faults.kills + fleet.faults.stops >= 10,
+      async () =>
+        (await completed()) >= total * 0.8 && fleet.faults.kills + fleet.faults.stops >= 10,
       { timeoutMs: 6 * EVENT_TIMEOUT_MS, intervalMs: 500 },
     );
     await fleet.stopFaults();
@@ -79,8 +82,11 @@ async function runUnderFaults(
 }
 
 async function ledger(lh: Leasehold, schema: string): Promise<LedgerRow[]> {
-  const engine = lh.engine as unknown as { pool: { query(t: string): Promise<{ rows: LedgerRow[] }> } };
-  return (await engine.pool.query(`SELECT * FROM "${schema}".wf_ledger ORDER BY job_id, step`)).rows;
+  const engine = lh.engine as unknown as {
+    pool: { query(t: string): Promise<{ rows: LedgerRow[] }> };
+  };
+  return (await engine.pool.query(`SELECT * FROM "${schema}".wf_ledger ORDER BY job_id, step`))
+    .rows;
 }
 
 describe('workflows under process faults', () => {
@@ -100,13 +106,24 @@ describe('workflows under process faults', () => {
           'exactly one ledger row per job and step',
         );
         for (const r of rows)
-          assert.equal(r.seen_generation, r.generation, `${r.job_id}:${r.step} written by a stale holder`);
-        assert.deepEqual([...service.seen.keys()].sort(), [...expected].sort(), 'every key seen, no other');
-        assert.ok([...service.acted.values()].every((n) => n === 1), 'acted once per key');
+          assert.equal(
+            r.seen_generation,
+            r.generation,
+            `${r.job_id}:${r.step} written by a stale holder`,
+          );
+        assert.deepEqual(
+          [...service.seen.keys()].sort(),
+          [...expected].sort(),
+          'every key seen, no other',
+        );
+        assert.ok(
+          [...service.acted.values()].every((n) => n === 1),
+          'acted once per key',
+        );
         const retried = [...service.seen.values()].filter((n) => n > 1).length;
-        const rerun = (await lh.engine.jobList({ queue: 'wf-steps', limit: 500, offset: 0 })).filter(
-          (j) => j.attempts > 1 || j.generation > 1,
-        ).length;
+        const rerun = (
+          await lh.engine.jobList({ queue: 'wf-steps', limit: 500, offset: 0 })
+        ).filter((j) => j.attempts > 1 || j.generation > 1).length;
         console.log(
           `# 200 jobs x 3 steps: ${fleet.faults.kills} SIGKILLs, ${fleet.faults.stops} SIGSTOPs, ${rerun} jobs run more than once, ${retried} keys called more than once, 600 ledger rows`,
         );
@@ -120,8 +137,12 @@ describe('workflows under process faults', () => {
     withSchema('workflow flow under faults', async (ctx) => {
       const { lh, service, fleet } = await setUp(ctx);
       try {
-        const node = (children: unknown[]): { queue: string; payload: unknown; children?: unknown[] } =>
-          children.length ? { queue: 'wf-tree', payload: {}, children } : { queue: 'wf-tree', payload: {} };
+        const node = (
+          children: unknown[],
+        ): { queue: string; payload: unknown; children?: unknown[] } =>
+          children.length
+            ? { queue: 'wf-tree', payload: {}, children }
+            : { queue: 'wf-tree', payload: {} };
         const tens = <T>(make: () => T): T[] => Array.from({ length: 10 }, make);
         const flow = await lh.queue('wf-tree').enqueueFlow({
           payload: { root: true },
@@ -140,9 +161,9 @@ describe('workflows under process faults', () => {
         const root = await lh.engine.jobGet({ id: rootId });
         assert.equal(root?.status, 'completed');
         assert.deepEqual(root?.result, { children: 10 });
-        const rerun = (await lh.engine.jobList({ queue: 'wf-tree', limit: 2_000, offset: 0 })).filter(
-          (j) => j.attempts > 1 || j.generation > 1,
-        ).length;
+        const rerun = (
+          await lh.engine.jobList({ queue: 'wf-tree', limit: 2_000, offset: 0 })
+        ).filter((j) => j.attempts > 1 || j.generation > 1).length;
         console.log(
           `# flow of ${total} jobs: ${fleet.faults.kills} SIGKILLs, ${fleet.faults.stops} SIGSTOPs, ${rerun} jobs run more than once`,
         );

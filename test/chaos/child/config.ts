@@ -2,13 +2,7 @@
 import type { Variant } from '../variants/index.js';
 
 export type Role =
-  | 'holder'
-  | 'leader'
-  | 'worker'
-  | 'scheduler'
-  | 'producer'
-  | 'service'
-  | 'workflow';
+  'holder' | 'leader' | 'worker' | 'scheduler' | 'producer' | 'service' | 'workflow';
 
 export interface ChildConfig {
   role: Role;
