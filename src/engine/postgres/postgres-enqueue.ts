@@ -160,8 +160,8 @@ function settled(spec: JobSpec, answer: EnqueueOutcome): boolean {
   return answer.job.status === 'processing' && spec.debounce !== true;
 }
 
-/** One element of the JobEnqueue input (the jsonb_to_recordset columns). */
-function specJson(o: number, spec: JobSpec, replacing = false): Record<string, unknown> {
+/** One element of the JobEnqueue input (the jsonb_to_recordset columns; flows add theirs). */
+export function specJson(o: number, spec: JobSpec, replacing = false): Record<string, unknown> {
   const json: Record<string, unknown> = {
     o,
     queue: spec.queue,

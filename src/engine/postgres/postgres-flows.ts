@@ -18,6 +18,7 @@ import {
 } from '../flows.js';
 import type { PgContext } from './context.js';
 import { flowQueries, type FlowQueries } from './flow-queries.js';
+import { specJson } from './postgres-enqueue.js';
 import { mapJob, type JobRow } from './job-rows.js';
 import { toSafeInteger } from './rows.js';
 
@@ -98,21 +99,9 @@ function mapChild(row: ChildRow): JobChild {
 
 /** One element of the JobEnqueueFlow input (the jsonb_to_recordset columns). */
 function nodeJson(node: FlatNode, o: number): Record<string, unknown> {
-  const { spec } = node;
   return {
-    o,
+    ...specJson(o, node.spec),
     parent_o: node.parent,
-    queue: spec.queue,
-    type: spec.type ?? null,
-    key: spec.key ?? null,
-    payload: spec.payload ?? null,
-    headers: spec.headers ?? {},
-    partition_key: spec.partitionKey ?? null,
-    priority: spec.priority ?? 0,
-    run_at: spec.runAt ? spec.runAt.toISOString() : null,
-    delay_ms: spec.delayMs ?? 0,
-    max_attempts: spec.maxAttempts,
-    timeout_ms: spec.timeoutMs ?? null,
     policy: node.parentPolicy,
     children: node.childCount,
   };

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { checkout } from '../checkout.js';
 import type { ChildConfig } from '../config.js';
 import type { IncrementTarget } from '../fenced-increment.js';
+import { startWorkerProcess } from './worker-start.js';
 
 type Handler = Parameters<IncrementTarget['lh']['worker']>[0]['handler'];
 
@@ -68,21 +69,5 @@ export async function runWorker(config: ChildConfig, target: IncrementTarget): P
       handler,
     }),
   );
-  lh.maintainer({
-    interval: 300,
-    workerSilence: 5_000,
-    rescueBackoff: { baseMs: 50, capMs: 200 },
-  }).start();
-  await Promise.all(
-    workers.map(async (worker) => {
-      for (;;) {
-        try {
-          await worker.start();
-          return;
-        } catch {
-          await sleep(200);
-        }
-      }
-    }),
-  );
+  await startWorkerProcess(lh, workers);
 }

@@ -10,6 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChildConfig } from '../config.js';
 import type { IncrementTarget } from '../fenced-increment.js';
+import { startWorkerProcess } from './worker-start.js';
 
 export async function runWorkflow(config: ChildConfig, target: IncrementTarget): Promise<void> {
   const { lh, schema } = target;
@@ -44,18 +45,5 @@ export async function runWorkflow(config: ChildConfig, target: IncrementTarget):
       return payload.parent ? (await ctx.childResults()).length : 'done';
     },
   });
-  // A maintainer too, as every instance should run one: it rescues a frozen process's jobs.
-  lh.maintainer({
-    interval: 300,
-    workerSilence: 5_000,
-    rescueBackoff: { baseMs: 50, capMs: 200 },
-  }).start();
-  for (;;) {
-    try {
-      await worker.start();
-      return;
-    } catch {
-      await sleep(200);
-    }
-  }
+  await startWorkerProcess(lh, [worker]);
 }
