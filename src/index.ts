@@ -120,6 +120,7 @@ export {
   type QueueOverview,
 } from './queue/job-manager.js';
 export { Worker, type WorkerEvents, type WorkerState, type DrainResult } from './queue/worker.js';
+export type { RunUntilEmptyResult } from './queue/run-until-empty.js';
 export type { WorkerOptions, JobHandler, JobContext } from './queue/worker-options.js';
 export {
   JobSleepSignal,

@@ -13,6 +13,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import type { Job } from '../core/types.js';
 import type { LeaseholdFacade } from '../leasehold.js';
 import type { Maintainer, MaintainerOptions } from '../queue/maintenance/maintainer.js';
+import type { RunUntilEmptyResult } from '../queue/run-until-empty.js';
 import type { DrainResult, Worker } from '../queue/worker.js';
 import { silentLogger, type Logger } from '../runtime/logger.js';
 import { TASKS_QUEUE } from '../tasks/task-domain.js';
@@ -81,6 +82,14 @@ export class QueueTaskWorker {
     const drained = await this.worker.drain({ timeout: timeoutMs });
     await this.maintainer?.stop();
     return drained;
+  }
+
+  /**
+   * Runs the tasks that are ready, then stops (`worker.runUntilEmpty`, decision 0259): no
+   * maintenance meanwhile, a run this short is no instance to keep the queue's house.
+   */
+  runUntilEmpty({ timeoutMs = 60_000 }: { timeoutMs?: number } = {}): Promise<RunUntilEmptyResult> {
+    return this.worker.runUntilEmpty({ timeout: timeoutMs });
   }
 
   private async run(job: Job, signal: AbortSignal): Promise<unknown> {

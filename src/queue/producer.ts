@@ -45,6 +45,8 @@ export interface ProducerOptions {
   unwritten: () => number;
   /** Called with each claimed job and the monotonic time its claim was sent. */
   dispatch: (job: Job, claimSentAt: number) => void;
+  /** Called after each answered claim, its jobs dispatched: how many it took of how many asked. */
+  answered?: (taken: number, asked: number) => void;
   onError: (error: unknown) => void;
 }
 
@@ -212,6 +214,7 @@ export class Producer {
     this.limited = jobs.limited === true;
     if (this.backlog) this.workLikely = true;
     for (const job of jobs) this.o.dispatch(job, sentAt);
+    this.o.answered?.(jobs.length, limit);
   }
 
   /** Waits for `ms`, or until woken; `undefined` waits only for a wake-up. */

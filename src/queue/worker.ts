@@ -25,6 +25,8 @@ import { AbortedError, ConflictError, JobTimeoutError, LeaseLostError } from '..
 import type { Job, JobProgress } from '../core/types.js';
 import type { Engine } from '../engine/engine.js';
 import { TypedEvents } from '../runtime/events.js';
+import { runUntilEmpty, type RunUntilEmptyResult } from './run-until-empty.js';
+import type { WorkerEvents } from './worker-events.js';
 import { silentLogger, type Logger } from '../runtime/logger.js';
 import { RunContext, type ContextHost } from './job-context.js';
 import { JobRun } from './job-run.js';
@@ -42,27 +44,7 @@ import {
   type WorkerOptions,
 } from './worker-options.js';
 
-export interface WorkerEvents {
-  'job:started': { job: Job };
-  'job:completed': { job: Job; durationMs: number };
-  /**
-   * `outcome` is null when the failure was refused because the job was no longer ours;
-   * `timedOut` says the attempt was failed at its timeout (`error` is then the JobTimeoutError).
-   */
-  'job:failed': {
-    job: Job;
-    error: string;
-    outcome: 'retried' | 'dead' | null;
-    timedOut: boolean;
-  };
-  /** The worker stopped trusting its lease on the job (expired, cancelled, taken over). */
-  'job:lost': { job: Job; reason: string };
-  /** The handler's `ctx.sleep` ended the attempt: the job runs again at `until`. */
-  'job:slept': { job: Job; step: string; until: Date };
-  'worker:drained': { handedBack: number };
-  'worker:error': { where: string; error: unknown };
-  [name: string]: unknown;
-}
+export type { WorkerEvents } from './worker-events.js';
 
 export type WorkerState = 'idle' | 'running' | 'draining' | 'stopped';
 
@@ -136,6 +118,7 @@ export class Worker {
       freeSlots: () => this.o.concurrency - this.active,
       unwritten: () => this.unwritten,
       dispatch: (job, sentAt) => this.dispatch(job, sentAt),
+      answered: (taken, asked) => this.events.emit('claim:answered', { taken, asked }),
       onError: onError('claim'),
     });
     this.renewer = new Renewer({
@@ -219,6 +202,15 @@ export class Worker {
   /** A drain without patience: running jobs are handed back now and their signals fire. */
   stop(): Promise<DrainResult> {
     return this.drain({ timeout: 0 });
+  }
+
+  /**
+   * Starts the worker, runs what is ready until a claim finds nothing with nothing in flight
+   * (or until `timeout`, default 60 s: what is still running is then handed back), stops, and
+   * answers what happened (decision 0259). For cron-triggered functions, scripts and tests.
+   */
+  runUntilEmpty(options: { timeout?: Duration } = {}): Promise<RunUntilEmptyResult> {
+    return runUntilEmpty(this, () => this.producer.nudge(), this.clock, options);
   }
 
   private async runDrain(timeoutMs: number): Promise<DrainResult> {

@@ -90,6 +90,7 @@ describe('leasehold command errors', () => {
       [['worker', '--crash-rate', 'abc'], /--crash-rate: must be a number from 0 to 1/],
       [['worker', '--concurrency', '0'], /--concurrency must be an integer from 1/],
       [['worker', '--in-process', '--url', 'http://x'], /cannot be used with option '--url/],
+      [['worker', '--once'], /--once: works in process: give --database-url or --in-process/],
       [
         ['worker', '--worker-id', 'a', '--processor', 'b'],
         /--worker-id: give --worker-id or its alias --processor, not both/,

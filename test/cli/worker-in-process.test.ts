@@ -120,4 +120,30 @@ describe('leasehold worker in process', () => {
         steady?.kill('SIGKILL');
       }
     }));
+
+  it('with --once runs the tasks that are ready, leaves a scheduled one, prints a summary and exits 0', () =>
+    withSchema('cli worker once', async (schema) => {
+      const lh = Leasehold.fromEngine(await schema.engine());
+      const tasks = lh.queue('tasks');
+      const ready = await tasks.enqueueMany(
+        [1, 2, 3].map((n) => ({ payload: { sleep_duration_seconds: 0.01, n } })),
+      );
+      const later = await tasks.enqueue({ sleep_duration_seconds: 0.01 }, { delay: '1h' });
+      const worker = inProcessWorker(schema, 'cli-once', ['--once', '--concurrency', '2']);
+      const exit = await within(worker.exited(), 60_000, 'the --once worker exiting');
+      assert.deepEqual(exit, { code: 0, signal: null }, worker.lines.slice(-10).join('\n'));
+      assert.ok(
+        worker.lines.some((l) =>
+          /leasehold worker cli-once: 3 completed, 0 retried, 0 dead, 0 lost, 0 handed back \(nothing left ready\)/.test(
+            l,
+          ),
+        ),
+        worker.lines.join('\n'),
+      );
+      for (const job of ready)
+        assert.equal((await lh.engine.jobGet({ id: job.id }))?.status, 'completed');
+      assert.equal((await lh.engine.jobGet({ id: later.id }))?.status, 'pending');
+      const [row] = await lh.engine.workerList({ limit: 10 });
+      assert.equal(row?.status, 'stopped', 'the worker row ends stopped');
+    }));
 });

@@ -1,4 +1,5 @@
 // Every conformance case family, in one list, so no engine can miss one.
+import { runUntilEmptyCases } from './toolkit/run-until-empty.cases.js';
 import type { EngineHarness } from './harness.js';
 import { controlEngineCases } from './engine/controls.cases.js';
 import { enqueueConflictEngineCases } from './engine/enqueue-conflicts.cases.js';
@@ -58,4 +59,5 @@ export function defineAllCases(h: EngineHarness): void {
   bulkOperationCases(h);
   stepCases(h);
   flowCases(h);
+  runUntilEmptyCases(h);
 }

@@ -26,6 +26,8 @@ interface WorkerOptions {
   crashRate: string;
   drainTimeout: number;
   maintenance: boolean;
+  once?: boolean;
+  onceTimeout: number;
 }
 
 /**
@@ -81,6 +83,16 @@ export function registerWorker(program: Command, ctx: CliContext): void {
       5_000,
     )
     .option('--no-maintenance', 'do not run queue maintenance beside the worker (in process)')
+    .option(
+      '--once',
+      'run the tasks that are ready, then exit with a summary (in process; for cron jobs and scripts)',
+    )
+    .option(
+      '--once-timeout <ms>',
+      'with --once: stop after this long, handing back what still runs',
+      parseIntegerOption('--once-timeout', 0, 3_600_000),
+      60_000,
+    )
     .action(async (o: WorkerOptions) => {
       const crashRate = Number(o.crashRate);
       if (o.crashRate.trim() === '' || !(crashRate >= 0 && crashRate <= 1))
@@ -92,6 +104,11 @@ export function registerWorker(program: Command, ctx: CliContext): void {
         throw new InvalidArgumentError(
           '--worker-id',
           'give --worker-id or its alias --processor, not both with different ids',
+        );
+      if (o.once && o.databaseUrl === undefined && !o.inProcess)
+        throw new InvalidArgumentError(
+          '--once',
+          'works in process: give --database-url or --in-process as well',
         );
       // Listen for the signals first: a SIGTERM while connecting still ends in a clean drain.
       const shutdown = untilShutdown();
@@ -187,6 +204,15 @@ async function runInProcess(
     worker.worker.events.on('job:failed', (e) =>
       log.warn({ ...ref(e.job), error: e.error, outcome: e.outcome }, 'task failed'),
     );
+    if (o.once) {
+      const r = await worker.runUntilEmpty({ timeoutMs: o.onceTimeout });
+      ctx.out.write(
+        `leasehold worker ${workerId}: ${r.completed} completed, ${r.retried} retried, ` +
+          `${r.dead} dead, ${r.lost} lost, ${r.handedBack} handed back ` +
+          `(${r.empty ? 'nothing left ready' : `stopped at --once-timeout ${o.onceTimeout} ms`})\n`,
+      );
+      return;
+    }
     await worker.start();
     ctx.out.write(
       `leasehold worker ${workerId} in process on ${database.description} (schema ${o.schema})\n`,
