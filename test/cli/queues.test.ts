@@ -165,3 +165,49 @@ describe('leasehold jobs explain', () => {
       assert.match(unknown.stderr, /^leasehold: not_found: job 424242 does not exist\n$/);
     }));
 });
+
+describe('leasehold jobs show', () => {
+  it("prints a job with its recorded steps and its flow's children; not_found for an unknown job", () =>
+    withSchema('cli jobs show', async (schema) => {
+      const db = ['--database-url', schema.url, '--schema', schema.schema];
+      const lh = Leasehold.fromEngine(await schema.engine());
+      const flow = await lh.queue('reports').enqueueFlow({
+        payload: { month: 11 },
+        children: [
+          { queue: 'pages', payload: { page: 1 } },
+          { queue: 'pages', payload: { page: 2 } },
+        ],
+      });
+      const [first] = flow.children;
+      const worker = lh.worker({
+        queues: 'pages',
+        handler: async (job, ctx) => {
+          await ctx.step('render', async () => ({ page: (job.payload as { page: number }).page }));
+        },
+      });
+      const done = worker.runUntilEmpty();
+      assert.equal((await done).completed, 2);
+
+      const root = await run(['jobs', 'show', String(flow.job.id), ...db, '--json']);
+      assert.equal(root.code, 0, root.stderr);
+      const shown = JSON.parse(root.stdout) as Record<string, unknown>;
+      assert.equal(shown['status'], 'pending', 'its children done, the parent is ready');
+      assert.deepEqual(shown['children'], [
+        { id: first!.job.id, queue: 'pages', status: 'completed' },
+        { id: flow.children[1]!.job.id, queue: 'pages', status: 'completed' },
+      ]);
+      assert.equal(shown['childCount'], 2);
+
+      const child = await run(['jobs', 'show', String(first!.job.id), ...db]);
+      assert.equal(child.code, 0, child.stderr);
+      assert.match(child.stdout, new RegExp(`^parentId: ${flow.job.id}$`, 'm'));
+      assert.match(
+        child.stdout,
+        /^steps: \[\{"name":"render","value":\{"page":1\},"generation":1\}\]$/m,
+      );
+
+      const unknown = await run(['jobs', 'show', '424242', ...db]);
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /^leasehold: not_found: job 424242 does not exist\n$/);
+    }));
+});

@@ -19,6 +19,8 @@ import { printObject, printRows } from '../output.js';
 import { jobRefusal } from '../../service/job-refusal.js';
 
 const COLUMNS = ['id', 'queue', 'status', 'attempts', 'partitionKey', 'availableAt', 'lastError'];
+/** How many flow children `jobs show` lists (`childCount` counts them all). */
+const SHOWN_CHILDREN = 100;
 
 interface Common extends DatabaseOptions {
   json?: boolean;
@@ -113,6 +115,34 @@ export function registerJobs(program: Command, ctx: CliContext): void {
           printObject(ctx.out, job, o.json ?? false);
         });
       },
+    );
+
+  common(jobs.command('show'))
+    .addArgument(
+      new Argument('<id>', 'the job id').argParser(
+        parseIntegerOption('<id>', 1, Number.MAX_SAFE_INTEGER),
+      ),
+    )
+    .description('one job, with its recorded steps and its flow children')
+    .action((id: number, o: Common) =>
+      withLeasehold(o, async (lh) => {
+        const [job, steps, family] = await Promise.all([
+          lh.jobs.get(id),
+          lh.jobs.steps(id),
+          lh.jobs.children(id, { limit: SHOWN_CHILDREN }),
+        ]);
+        if (!job) throw new NotFoundError('job', id);
+        printObject(
+          ctx.out,
+          {
+            ...job,
+            steps: steps.map((s) => ({ name: s.name, value: s.value, generation: s.generation })),
+            children: family.children.map((c) => ({ id: c.id, queue: c.queue, status: c.status })),
+            childCount: family.total,
+          },
+          o.json ?? false,
+        );
+      }),
     );
 
   common(jobs.command('explain'))
