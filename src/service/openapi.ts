@@ -17,7 +17,7 @@ import type { RouteScope } from './route-scopes.js';
 import { ErrorResponse } from './schemas/common.js';
 
 /** The security scheme every secured operation names: an API key sent as a bearer token. */
-export const API_KEY_SCHEME = 'apiKey';
+const API_KEY_SCHEME = 'apiKey';
 
 const ERROR_REF = '#/components/schemas/Error';
 const ERROR_DESCRIPTION = (ErrorResponse as unknown as { description: string }).description;
