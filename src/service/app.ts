@@ -26,6 +26,7 @@ import {
   DOCS_CONTENT_SECURITY_POLICY,
   securityHeaders,
 } from './security-headers.js';
+import { openapiOptions } from './openapi.js';
 import { registerPublic, requireRouteScopes } from './route-scopes.js';
 import { validatorCompiler } from './validation.js';
 import { replyDeadline } from './reply-deadline.js';
@@ -129,19 +130,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     done();
   });
 
-  await app.register(swagger, {
-    openapi: {
-      info: {
-        title: 'leasehold',
-        description: 'Leases with fencing tokens, and a task queue, over HTTP.',
-        version: '0.1.0',
-      },
-      components: {
-        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } },
-      },
-      security: auth.enabled ? [{ apiKey: [] }] : [],
-    },
-  });
+  await app.register(swagger, openapiOptions(auth.enabled));
   // The API documentation is public: it describes the routes, it holds no data.
   await registerPublic(app, swaggerUi, {
     routePrefix: '/docs',

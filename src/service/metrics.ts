@@ -117,7 +117,12 @@ export function metricsRoutes(app: FastifyInstance, metrics: ServiceMetrics): vo
   });
   app.get('/metrics', {
     config: { scope: 'read' },
-    schema: { tags: ['operations'], summary: 'Prometheus metrics.' },
+    schema: {
+      operationId: 'getMetrics',
+      tags: ['operations'],
+      summary: 'Prometheus metrics.',
+      produces: ['text/plain'],
+    },
     handler: async (_request, reply) => {
       const text = await metrics.registry.metrics();
       return reply.header('content-type', metrics.registry.contentType).send(text);

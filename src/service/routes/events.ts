@@ -26,7 +26,9 @@ export function eventRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.get('/api/events', {
     config: { scope: 'read' },
     schema: {
+      operationId: 'streamEvents',
       tags: ['operations'],
+      produces: ['text/event-stream'],
       summary:
         'Live updates as Server-Sent Events: snapshot on connect and every second, plus events.',
     },

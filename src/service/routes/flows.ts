@@ -29,6 +29,7 @@ export function flowRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     {
       config: { scope: 'write' },
       schema: {
+        operationId: 'createFlow',
         tags: ['queues'],
         summary:
           'Enqueue a flow: the root job on this queue runs once its children are done (201), or the live job holding the root key (200, nothing written).',

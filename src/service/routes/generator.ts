@@ -19,6 +19,7 @@ export function generatorRoutes(app: FastifyInstance, ctx: ServiceContext): void
   app.get('/api/generator', {
     config: { scope: 'read' },
     schema: {
+      operationId: 'getGenerator',
       tags: ['generator'],
       summary: 'Whether the generator should run, and where it runs.',
       response: { 200: Status, ...errors },
@@ -29,6 +30,7 @@ export function generatorRoutes(app: FastifyInstance, ctx: ServiceContext): void
     app.post(`/api/generator/${action}`, {
       config: { scope: 'admin' },
       schema: {
+        operationId: `${action}Generator`,
         tags: ['generator'],
         summary: `${action === 'start' ? 'Start' : 'Stop'} the generator on whichever instance leads.`,
         response: { 200: Status, ...errors },

@@ -14,6 +14,7 @@ export function healthRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.get('/healthz', {
     config: { scope: 'public' },
     schema: {
+      operationId: 'getHealth',
       tags: ['operations'],
       summary: 'ok when this instance can reach the database; 503 otherwise.',
       response: { 200: Health, 503: ErrorResponse },

@@ -40,6 +40,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.get<{ Querystring: Static<typeof Query> }>('/api/jobs', {
     config: { scope: 'read' },
     schema: {
+      operationId: 'listJobs',
       tags: ['jobs'],
       summary: 'Jobs, newest first, by queue, status or partition.',
       querystring: Query,
@@ -61,6 +62,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.get<{ Params: Static<typeof IdParams> }>('/api/jobs/:id', {
     config: { scope: 'read' },
     schema: {
+      operationId: 'getJob',
       tags: ['jobs'],
       summary:
         'One job with its payload, headers, attempt history, recorded steps and flow children.',
@@ -101,6 +103,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'waitForJob',
         tags: ['jobs'],
         summary: `Long poll: answers when the job is finished (done: true) or after timeout, at most ${JOB_WAIT_MAX_MS / 1000} s (done: false).`,
         params: IdParams,
@@ -145,6 +148,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     app.post<{ Params: Static<typeof IdParams> }>(`/api/jobs/:id/${action}`, {
       config: { scope: 'write' },
       schema: {
+        operationId: `${action}Job`,
         tags: ['jobs'],
         summary:
           action === 'retry'
@@ -171,6 +175,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.delete<{ Params: Static<typeof IdParams> }>('/api/jobs/:id', {
     config: { scope: 'admin' },
     schema: {
+      operationId: 'deleteJob',
       tags: ['jobs'],
       summary: 'Delete a job that is not running.',
       params: IdParams,

@@ -46,6 +46,7 @@ export function leaderRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.get<{ Querystring: Static<typeof Query> }>('/api/leaders', {
     config: { scope: 'read' },
     schema: {
+      operationId: 'listLeaders',
       tags: ['operations'],
       summary: 'Leader elections: who leads each one, since when, with which token.',
       querystring: Query,
@@ -59,6 +60,7 @@ export function leaderRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.get<{ Querystring: Static<typeof Query> }>('/api/schedules', {
     config: { scope: 'read' },
     schema: {
+      operationId: 'listSchedules',
       tags: ['operations'],
       summary: 'Schedules: the newest slot each one ran, who ran it, the next slot, the runs kept.',
       querystring: Query,

@@ -29,10 +29,16 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const { lh, events } = ctx;
   // Concurrent acquires, renews and releases from many clients share statements: lh.leases
   // coalesces them for every caller of the library (leases/lease-coalescers.ts, decision 0231).
-  const list = (filter: LeaseListFilter, path: string, summary: string): void => {
+  const list = (
+    filter: LeaseListFilter,
+    path: string,
+    operationId: string,
+    summary: string,
+  ): void => {
     app.get<{ Querystring: Static<typeof LeaseListQuery> }>(path, {
       config: { scope: 'read' },
       schema: {
+        operationId,
         tags: ['leases'],
         summary,
         querystring: LeaseListQuery,
@@ -50,15 +56,26 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
     });
   };
-  list('all', '/api/leases', 'All leases (every resource ever leased).');
-  list('active', '/api/leases/active', 'Leases held right now.');
-  list('expired', '/api/leases/expired', 'Leases whose holder stopped renewing.');
-  list('renewed', '/api/leases/renewed', 'Leases renewed at least once in their current term.');
-  list('released', '/api/leases/released', 'Leases their holder released.');
+  list('all', '/api/leases', 'listLeases', 'All leases (every resource ever leased).');
+  list('active', '/api/leases/active', 'listActiveLeases', 'Leases held right now.');
+  list(
+    'expired',
+    '/api/leases/expired',
+    'listExpiredLeases',
+    'Leases whose holder stopped renewing.',
+  );
+  list(
+    'renewed',
+    '/api/leases/renewed',
+    'listRenewedLeases',
+    'Leases renewed at least once in their current term.',
+  );
+  list('released', '/api/leases/released', 'listReleasedLeases', 'Leases their holder released.');
 
   app.post<{ Body: Static<typeof AcquireBody> }>('/api/leases', {
     config: { scope: 'write' },
     schema: {
+      operationId: 'acquireLease',
       tags: ['leases'],
       summary:
         'Acquire a lease (201: a new term with a new token; 200: your live lease, extended).',
@@ -94,6 +111,7 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.put<{ Body: Static<typeof TermBody> }>('/api/leases/renew', {
     config: { scope: 'write' },
     schema: {
+      operationId: 'renewLease',
       tags: ['leases'],
       summary: 'Renew a live lease you hold.',
       body: TermBody,
@@ -120,6 +138,7 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.delete<{ Body: Static<typeof ReleaseBody> }>('/api/leases/release', {
     config: { scope: 'write' },
     schema: {
+      operationId: 'releaseLease',
       tags: ['leases'],
       summary: 'Release a live lease you hold, so others need not wait for its expiry.',
       body: ReleaseBody,
@@ -141,6 +160,7 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.get<{ Params: Static<typeof IdParams> }>('/api/leases/:id', {
     config: { scope: 'read' },
     schema: {
+      operationId: 'getLease',
       tags: ['leases'],
       summary: 'One lease by id.',
       params: IdParams,
@@ -155,6 +175,7 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     {
       config: { scope: 'write' },
       schema: {
+        operationId: 'releaseLeaseById',
         tags: ['leases'],
         summary: "Release a lease by id: your own (give holder), or anyone's (admin).",
         params: IdParams,

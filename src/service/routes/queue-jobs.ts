@@ -47,6 +47,7 @@ export function queueJobRoutes(app: FastifyInstance, ctx: ServiceContext): void 
       {
         config: { scope: 'write' },
         schema: {
+          operationId: `${action}QueueJobs`,
           tags: ['queues'],
           summary:
             action === 'retry'
@@ -71,6 +72,7 @@ export function queueJobRoutes(app: FastifyInstance, ctx: ServiceContext): void 
     {
       config: { scope: 'admin' },
       schema: {
+        operationId: 'deleteQueueJobs',
         tags: ['queues'],
         summary:
           'Delete every matching job of the queue that is not running (filter in the query string); answers how many.',

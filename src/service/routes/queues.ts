@@ -24,6 +24,7 @@ export function queueRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.get('/api/queues', {
     config: { scope: 'read' },
     schema: {
+      operationId: 'listQueues',
       tags: ['queues'],
       summary: 'Every queue that has jobs or settings: its jobs by status and its flow control.',
       response: { 200: QueueList, ...errors },
@@ -35,6 +36,7 @@ export function queueRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     app.post<{ Params: Static<typeof QueueParams> }>(`/api/queues/:name/${action}`, {
       config: { scope: 'write' },
       schema: {
+        operationId: `${action}Queue`,
         tags: ['queues'],
         summary:
           action === 'pause'
@@ -58,6 +60,7 @@ export function queueRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     {
       config: { scope: 'admin' },
       schema: {
+        operationId: 'updateQueueSettings',
         tags: ['queues'],
         summary:
           "Change a queue's flow control: fields left out stay, null removes a limit. Answers the settings in force.",
@@ -77,6 +80,7 @@ export function queueRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.get<{ Params: Static<typeof IdParams> }>('/api/jobs/:id/explain', {
     config: { scope: 'read' },
     schema: {
+      operationId: 'explainJob',
       tags: ['jobs'],
       summary: 'Why a job is not running: the first reason that applies.',
       params: IdParams,

@@ -46,10 +46,16 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const jobs = lh.jobs;
   const tasks = lh.queue(TASKS_QUEUE);
 
-  const list = (status: JobStatus | undefined, path: string, summary: string): void => {
+  const list = (
+    status: JobStatus | undefined,
+    path: string,
+    operationId: string,
+    summary: string,
+  ): void => {
     app.get<{ Querystring: Static<typeof TaskListQuery> }>(path, {
       config: { scope: 'read' },
       schema: {
+        operationId,
         tags: ['tasks'],
         summary,
         querystring: TaskListQuery,
@@ -66,13 +72,14 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       },
     });
   };
-  list(undefined, '/api/tasks', 'All tasks.');
-  list('completed', '/api/tasks/processed', 'Completed tasks.');
-  list('processing', '/api/tasks/started', 'Tasks being processed now.');
+  list(undefined, '/api/tasks', 'listTasks', 'All tasks.');
+  list('completed', '/api/tasks/processed', 'listProcessedTasks', 'Completed tasks.');
+  list('processing', '/api/tasks/started', 'listStartedTasks', 'Tasks being processed now.');
 
   app.post<{ Body: Static<typeof CreateTaskBody> }>('/api/tasks', {
     config: { scope: 'write' },
     schema: {
+      operationId: 'createTask',
       tags: ['tasks'],
       summary:
         'Create a task (201), or get the live task with the same key (200), replaced when on_conflict or debounce asks.',
@@ -105,6 +112,7 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.get<{ Params: Static<typeof IdParams> }>('/api/tasks/:id', {
     config: { scope: 'read' },
     schema: {
+      operationId: 'getTask',
       tags: ['tasks'],
       summary: 'One task.',
       params: IdParams,
@@ -116,6 +124,7 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.post<{ Body: Static<typeof NextBody> }>('/api/tasks/next', {
     config: { scope: 'write' },
     schema: {
+      operationId: 'claimNextTask',
       tags: ['tasks'],
       summary: 'Claim the next task (200, with its token), or 204 when none is ready.',
       body: NextBody,
@@ -143,6 +152,7 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     {
       config: { scope: 'write' },
       schema: {
+        operationId: 'heartbeatTask',
         tags: ['tasks'],
         summary: 'Extend your claim on a task (202 with the new deadline).',
         params: IdParams,
@@ -171,6 +181,7 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     {
       config: { scope: 'write' },
       schema: {
+        operationId: 'completeTask',
         tags: ['tasks'],
         summary: 'Complete a task you hold (202); refused once your claim is lost.',
         params: IdParams,
@@ -200,6 +211,7 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     {
       config: { scope: 'write' },
       schema: {
+        operationId: 'failTask',
         tags: ['tasks'],
         summary:
           'Report a failed attempt (202): retried after a delay, or dead-lettered at its last attempt.',
@@ -227,19 +239,22 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
 
   // Hand-back, under the library's word (decision 0235) and under the seed's route name, kept as
   // its alias: the same handler, the same answers.
-  for (const [path, summary] of [
+  for (const [path, operationId, summary] of [
     [
       '/api/tasks/:id/hand-back',
+      'handBackTask',
       'Hand a task you hold back (202): pending again at once, the attempt not counted. For shutdown.',
     ],
     [
       '/api/tasks/:id/release',
+      'releaseTask',
       "Alias of PUT /api/tasks/{id}/hand-back (the seed's route name): hand a task you hold back (202).",
     ],
   ] as const) {
     app.put<{ Params: Static<typeof IdParams>; Body: Static<typeof HandBackBody> }>(path, {
       config: { scope: 'write' },
       schema: {
+        operationId,
         tags: ['tasks'],
         summary,
         params: IdParams,
@@ -269,6 +284,7 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     app.post<{ Params: Static<typeof IdParams> }>(`/api/tasks/:id/${action}`, {
       config: { scope: 'write' },
       schema: {
+        operationId: `${action}Task`,
         tags: ['tasks'],
         summary,
         params: IdParams,

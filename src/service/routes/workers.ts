@@ -29,6 +29,7 @@ export function workerRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.get<{ Querystring: Static<typeof Query> }>('/api/workers', {
     config: { scope: 'read' },
     schema: {
+      operationId: 'listWorkers',
       tags: ['operations'],
       summary: 'Queue workers: status, host and pid, in-flight jobs, last seen.',
       querystring: Query,

@@ -2,8 +2,8 @@ import { Type } from 'typebox';
 import { LIMITS } from '../../core/validate.js';
 import { FencingTokenSchema, JsonObject, Name, Paging } from './common.js';
 
+// `minimum` alone: it is above zero (an exclusiveMinimum beside it only repeated the bound).
 const TtlSeconds = Type.Number({
-  exclusiveMinimum: 0,
   minimum: LIMITS.ttlMinMs / 1000,
   maximum: LIMITS.ttlMaxMs / 1000,
   description: 'Lease duration in seconds (default 30).',
