@@ -54,6 +54,8 @@ export interface WorkerEvents {
     error: string;
     outcome: 'retried' | 'dead' | null;
     timedOut: boolean;
+    /** From the attempt's start until its outcome was written, like `job:completed`'s. */
+    durationMs: number;
   };
   /** The worker stopped trusting its lease on the job (expired, cancelled, taken over). */
   'job:lost': { job: Job; reason: string };
@@ -357,6 +359,7 @@ export class Worker {
           error: decision.error,
           outcome,
           timedOut: run.timedOut,
+          durationMs: this.elapsed(run),
         });
       }
     } finally {
