@@ -226,7 +226,7 @@ export class LeaseholdMetrics {
     switch (call.operation) {
       case 'jobClaimBatch':
         for (const queue of call.params.queues) this.claimLatency.observe({ queue }, seconds);
-        for (const job of call.result ?? []) this.jobsClaimed.inc({ queue: job.queue });
+        this.countClaimed(call.result ?? []);
         break;
       case 'leaseAcquire':
         if (call.result) this.countAcquire(call.result);
@@ -235,6 +235,19 @@ export class LeaseholdMetrics {
         for (const result of call.result ?? []) this.countAcquire(result);
         break;
     }
+  }
+
+  /** One increment per queue of a claim's batch, not one per job. */
+  private countClaimed(jobs: readonly { queue: string }[]): void {
+    if (jobs.length === 0) return;
+    const first = jobs[0]!.queue;
+    if (jobs.every((job) => job.queue === first)) {
+      this.jobsClaimed.inc({ queue: first }, jobs.length);
+      return;
+    }
+    const byQueue = new Map<string, number>();
+    for (const job of jobs) byQueue.set(job.queue, (byQueue.get(job.queue) ?? 0) + 1);
+    for (const [queue, count] of byQueue) this.jobsClaimed.inc({ queue }, count);
   }
 
   private countAcquire(
