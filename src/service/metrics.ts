@@ -23,6 +23,10 @@ export interface ServiceMetrics {
 export function createMetrics(lh: LeaseholdFacade): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'leasehold_' });
+  // prom-client names these three gauges `_total`, which Prometheus keeps for counters (promtool
+  // refuses them); each is the sum over `type` of its gauge without the suffix, which stays.
+  for (const name of ['active_handles', 'active_requests', 'active_resources'])
+    registry.removeSingleMetric(`leasehold_nodejs_${name}_total`);
   const library = lh.metrics({ registry });
   return {
     registry,

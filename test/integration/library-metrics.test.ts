@@ -5,33 +5,19 @@
  * the expected series and values.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { InvalidArgumentError } from '../../src/core/errors.js';
 import { Leasehold } from '../../src/leasehold.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
+import { PROMTOOL_SKIP, promtoolCheck } from '../support/promtool.js';
 
 after(closeTestDatabase);
-
-const PROMTOOL = '/usr/bin/promtool';
-const promtoolMissing =
-  !existsSync(PROMTOOL) && process.env.CI !== 'true'
-    ? 'promtool is not installed (apt-get install prometheus); under CI=true this test fails instead'
-    : false;
-
-/** promtool's lint of an exposition text: its exit status and what it said. */
-function promtoolCheck(text: string): { status: number | null; said: string } {
-  const run = spawnSync(PROMTOOL, ['check', 'metrics'], { input: text, encoding: 'utf8' });
-  if (run.error) throw run.error;
-  return { status: run.status, said: `${run.stdout}${run.stderr}`.trim() };
-}
 
 describe('library metrics', () => {
   it(
     'counts jobs, retries, dead-letters, leases and elections on a registry promtool accepts',
-    { skip: promtoolMissing },
+    { skip: PROMTOOL_SKIP },
     () =>
       withSchema('library metrics', async (schema) => {
         const lh = Leasehold.fromEngine(await schema.engine());
@@ -86,11 +72,9 @@ describe('library metrics', () => {
           assert.ok(!(await lh.leases.tryAcquire('report', { holder: 'b', ttl: '30s' })).acquired);
 
           const text = await registry.metrics();
-          if (existsSync(PROMTOOL)) {
-            const lint = promtoolCheck(text);
-            assert.equal(lint.status, 0, `promtool check metrics: ${lint.said}`);
-            assert.equal(lint.said, '', 'promtool has nothing to say');
-          } else assert.fail('promtool is missing under CI=true (apt-get install prometheus)');
+          const lint = promtoolCheck(text);
+          assert.equal(lint.status, 0, `promtool check metrics: ${lint.said}`);
+          assert.equal(lint.said, '', 'promtool has nothing to say');
 
           for (const line of [
             /^leasehold_lease_acquisitions_total\{result="acquired"\} 1$/m,
