@@ -39,6 +39,7 @@ const allSrcDirs = [
   'queue',
   'controls',
   'tasks',
+  'metrics',
   'service',
   'client',
   'processes',

@@ -55,6 +55,7 @@ export {
   type EngineCallEventOf,
   type EngineCallListener,
   type EngineCallParams,
+  type EngineCallResult,
   type EngineCallName,
   type InstrumentedEngine,
 } from './engine/instrumented-engine.js';
@@ -65,6 +66,11 @@ export {
   type OperationMetrics,
 } from './engine/engine-metrics.js';
 export type { EngineOperationName, EngineOperations } from './engine/families.js';
+export {
+  LeaseholdMetrics,
+  type JobOutcome,
+  type MetricsOptions,
+} from './metrics/leasehold-metrics.js';
 export {
   LeaseManager,
   type AcquireOptions,

@@ -21,6 +21,7 @@ import type { ElectionOptions } from './locks/election-options.js';
 import { Schedule } from './schedules/schedule.js';
 import type { ScheduleOptions } from './schedules/schedule-options.js';
 import type { ScheduledFunction } from './schedules/slot-run.js';
+import { LeaseholdMetrics, type MetricsOptions } from './metrics/leasehold-metrics.js';
 import { JobManager } from './queue/job-manager.js';
 import { JobWaiters } from './queue/job-waiters.js';
 import { Maintainer, type MaintainerOptions } from './queue/maintenance/maintainer.js';
@@ -115,7 +116,11 @@ export class Leasehold {
    */
   readonly engine: Engine;
   private readonly instrumented: InstrumentedEngine;
-  private metrics: EngineMetrics | undefined;
+  private callMetrics: EngineMetrics | undefined;
+  /** Prometheus metrics by registry (undefined: the one made for `lh.metrics()` with none). */
+  private readonly prometheus = new Map<object | undefined, LeaseholdMetrics>();
+  /** Told of every worker and election created (the Prometheus metrics watch their events). */
+  private readonly serviceWatchers = new Set<(service: Worker | Election) => void>();
 
   private constructor(engine: Engine) {
     this.engine = this.instrumented = instrumentEngine(engine);
@@ -185,6 +190,7 @@ export class Leasehold {
   worker<M extends JobTypes = JobTypes>(options: WorkerOptions<M>): Worker {
     const worker = new Worker(this.engine, options as WorkerOptions);
     this.queueServices.add(worker);
+    for (const watch of this.serviceWatchers) watch(worker);
     return worker;
   }
 
@@ -222,6 +228,7 @@ export class Leasehold {
   elect(name: string, options: ElectionOptions = {}): Election {
     const election = new Election(this.engine, name, options);
     this.track(election);
+    for (const watch of this.serviceWatchers) watch(election);
     return election;
   }
 
@@ -274,11 +281,55 @@ export class Leasehold {
    * from the first call of this method on (it subscribes once, for the life of this Leasehold).
    */
   engineMetrics(): EngineMetrics {
-    if (!this.metrics) {
-      this.metrics = new EngineMetrics();
-      this.instrumented.onCall(this.metrics.record);
+    if (!this.callMetrics) {
+      this.callMetrics = new EngineMetrics();
+      this.instrumented.onCall(this.callMetrics.record);
     }
-    return this.metrics;
+    return this.callMetrics;
+  }
+
+  /**
+   * Prometheus metrics of everything this Leasehold does (decision 0258), on `registry` (a
+   * prom-client Registry) or, without one, on a registry of their own (`.registry`). One set per
+   * registry: asking again for the same registry answers the same metrics until `close()`.
+   *
+   * ```ts
+   * import { Registry } from 'prom-client';
+   * const registry = new Registry();
+   * lh.metrics({ registry });
+   * http.createServer(async (_req, res) => res.end(await registry.metrics()));
+   * ```
+   */
+  metrics(options: MetricsOptions = {}): LeaseholdMetrics {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'must be an object { registry? }');
+    const { registry } = options;
+    if (
+      registry !== undefined &&
+      (typeof registry !== 'object' ||
+        registry === null ||
+        typeof (registry as { registerMetric?: unknown }).registerMetric !== 'function')
+    )
+      throw new InvalidArgumentError('registry', 'must be a prom-client Registry');
+    const known = this.prometheus.get(registry);
+    if (known && !known.closed) return known;
+    const metrics = new LeaseholdMetrics(
+      {
+        onEngineCall: (listener) => this.instrumented.onCall(listener),
+        onService: (listener) => {
+          for (const s of this.queueServices) if (s instanceof Worker) listener(s);
+          for (const s of this.electionServices) if (s instanceof Election) listener(s);
+          this.serviceWatchers.add(listener);
+          return () => this.serviceWatchers.delete(listener);
+        },
+        workers: () => [...this.queueServices].filter((s) => s instanceof Worker),
+        countJobs: () => this.jobs.counts(),
+        countActiveLeases: () => this.leases.countActive(),
+      },
+      options,
+    );
+    this.prometheus.set(registry, metrics);
+    return metrics;
   }
 
   /** Creates or upgrades leasehold's tables; safe when many instances start at once. */

@@ -44,6 +44,8 @@ export interface BurnDownOptions {
   maxClaimBatch: number;
   /** Delete jobs as they complete (graphile-worker's behaviour) instead of keeping them. */
   removeOnComplete?: boolean;
+  /** With the library's Prometheus metrics observing (`lh.metrics()`, decision 0258). */
+  metrics?: boolean;
 }
 
 /** The tuned pool: the worker needs a few connections (claims, outcomes, renewals, presence). */
@@ -71,6 +73,7 @@ export function leaseholdDrain(
   const concurrency = o && 'defaultsAtConcurrency' in o ? o.defaultsAtConcurrency : undefined;
   return withLeasehold(url, tuned ? { poolSize: TUNED_POOL } : {}, async (lh) => {
     await enqueueNoops(lh, n);
+    if (tuned?.metrics) lh.metrics();
     const handler = async (): Promise<undefined> => undefined;
     const worker = tuned
       ? lh.worker({

@@ -34,6 +34,11 @@ export type EngineCallParams<K extends EngineCallName> = K extends EngineOperati
   ? Parameters<EngineOperations[K]>[0]
   : undefined;
 
+/** What an engine call answered. */
+export type EngineCallResult<K extends EngineCallName> = K extends EngineOperationName
+  ? Awaited<ReturnType<EngineOperations[K]>>
+  : unknown;
+
 /** One settled call of operation `K`. */
 export interface EngineCallEventOf<K extends EngineCallName> {
   readonly operation: K;
@@ -42,6 +47,11 @@ export interface EngineCallEventOf<K extends EngineCallName> {
    * it), for labels and trace attributes such as a claim's queues.
    */
   readonly params: EngineCallParams<K>;
+  /**
+   * What the call answered when ok (the same object: read it, do not keep or change it), for
+   * counts such as a lease acquire's result or a claim's batch size; undefined on error.
+   */
+  readonly result: EngineCallResult<K> | undefined;
   /** The engine's name (`postgres`, `memory`, …). */
   readonly engine: string;
   /** From the call until its promise settled, in milliseconds (performance.now()). */
@@ -93,10 +103,12 @@ export function instrumentEngine(engine: Engine): InstrumentedEngine {
     params: unknown,
     started: number,
     error: unknown,
+    result?: unknown,
   ): void => {
     const event = {
       operation,
       params,
+      result,
       engine: engine.name,
       durationMs: performance.now() - started,
       outcome: error === undefined ? 'ok' : 'error',
@@ -124,7 +136,7 @@ export function instrumentEngine(engine: Engine): InstrumentedEngine {
       }
       return pending.then(
         (value) => {
-          report(name, params, started, undefined);
+          report(name, params, started, undefined, value);
           return value;
         },
         (error: unknown) => {

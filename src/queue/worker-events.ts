@@ -13,6 +13,8 @@ export interface WorkerEvents {
     error: string;
     outcome: 'retried' | 'dead' | null;
     timedOut: boolean;
+    /** From the attempt's start until its outcome was written, like `job:completed`'s. */
+    durationMs: number;
   };
   /** The worker stopped trusting its lease on the job (expired, cancelled, taken over). */
   'job:lost': { job: Job; reason: string };

@@ -349,6 +349,7 @@ export class Worker {
           error: decision.error,
           outcome,
           timedOut: run.timedOut,
+          durationMs: this.elapsed(run),
         });
       }
     } finally {

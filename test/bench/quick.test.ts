@@ -23,6 +23,7 @@ const RATIO_KEYS = [
   'burnDownDefaultsC50VsGraphile',
   'burnDownDefaultsVsGraphile',
   'burnDownDefaultsVsPgBoss',
+  'burnDownMetricsVsPlain',
   'burnDownPullVsPush',
   'burnDownPullVsGraphile',
   'bulkEnqueueVsGraphile',

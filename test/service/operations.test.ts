@@ -10,6 +10,7 @@ import { TaskGenerator } from '../../src/processes/generator.js';
 import { buildApp } from '../../src/service/app.js';
 import { parseApiKeys, type ApiKeyConfig } from '../../src/service/auth.js';
 import { closeTestDatabase } from '../support/database.js';
+import { PROMTOOL_SKIP, promtoolCheck } from '../support/promtool.js';
 import { bearer, call, withApp, type Answer } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -190,6 +191,25 @@ describe('health, metrics and docs', () => {
       { apiKeys: API_KEYS },
     ));
 
+  it(
+    'serves metrics that pass promtool check metrics (library, HTTP and process metrics)',
+    { skip: PROMTOOL_SKIP },
+    () =>
+      withApp(
+        'ops metrics promtool',
+        async (app) => {
+          await call(app, 'POST', '/api/leases', { resource: 'r', holder: 'a' }, writer);
+          await call(app, 'POST', '/api/tasks', { task_data: { n: 1 } }, writer);
+          const metrics = await call(app, 'GET', '/metrics', undefined, reader);
+          assert.equal(metrics.status, 200);
+          const lint = promtoolCheck(metrics.text);
+          assert.equal(lint.status, 0, `promtool check metrics: ${lint.said}`);
+          assert.equal(lint.said, '', 'promtool has nothing to say');
+        },
+        { apiKeys: API_KEYS },
+      ),
+  );
+
   it("counts an acquire that extends the caller's own live term as extended, and every active lease beyond a thousand", () =>
     withApp(
       'ops metrics counts',
@@ -222,8 +242,10 @@ describe('health, metrics and docs', () => {
             return /^leasehold_leases_active 1201$/m.test(answer.text) ? answer : undefined;
           },
         );
+        // Every acquire of this process is counted (the library's metrics, decision 0258): the
+        // route's one new term, the 1,200 in one statement and the 10 made one by one.
         for (const line of [
-          /^leasehold_lease_acquisitions_total\{result="acquired"\} 1$/m,
+          /^leasehold_lease_acquisitions_total\{result="acquired"\} 1211$/m,
           /^leasehold_lease_acquisitions_total\{result="extended"\} 2$/m,
           /^leasehold_lease_acquisitions_total\{result="held"\} 1$/m,
         ])

@@ -91,7 +91,6 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       });
       if (!result.acquired) {
         const current = result.current;
-        ctx.metrics?.leaseAcquisitions.inc({ result: 'held' });
         events.emit('lease:refused', { resource, holder });
         throw new LeaseHeldError(
           resource,
@@ -101,7 +100,6 @@ export function leaseRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       }
       // A re-acquire by the live holder keeps its term: renewedAt is set only then.
       const newTerm = result.lease.renewedAt === null;
-      ctx.metrics?.leaseAcquisitions.inc({ result: newTerm ? 'acquired' : 'extended' });
       const json = leaseJson(result.lease);
       events.emit(newTerm ? 'lease:acquired' : 'lease:renewed', json);
       return reply.code(newTerm ? 201 : 200).send(json);

@@ -15,6 +15,7 @@ import {
   TaskDoneError,
 } from '../../core/errors.js';
 import type { Job, JobStatus } from '../../core/types.js';
+import type { JobOutcome } from '../../metrics/leasehold-metrics.js';
 import type { EnqueueOptions } from '../../queue/enqueue-options.js';
 import { TASKS_QUEUE } from '../../tasks/task-domain.js';
 import type { ServiceContext } from '../context.js';
@@ -322,11 +323,12 @@ export function taskRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   }
 
   /** Time from claim to outcome on the database clock, for tasks settled through this instance. */
-  function observeDuration(claimed: Job, settled: Job, outcome: string): void {
+  function observeDuration(claimed: Job, settled: Job, outcome: JobOutcome): void {
     if (!claimed.claimedAt) return;
     const end = settled.finishedAt ?? settled.updatedAt;
-    ctx.metrics?.jobDuration.observe(
-      { queue: TASKS_QUEUE, outcome },
+    ctx.metrics?.library.recordJobOutcome(
+      TASKS_QUEUE,
+      outcome,
       Math.max(0, end.getTime() - claimed.claimedAt.getTime()) / 1000,
     );
   }
