@@ -17,6 +17,15 @@ export const PARENT_POLICIES: readonly ParentPolicy[] = [
   'cancel-siblings',
 ];
 
+/**
+ * Whether completing `job` may delete it (a worker's `removeOnComplete`, a consumer's
+ * `removeOnAck`): not a flow's child, whose parent reads its result when it runs. The engine
+ * deletes what it is told to, so every caller asks this one rule.
+ */
+export function removableOnComplete(job: { readonly parentId: number | null }): boolean {
+  return job.parentId === null;
+}
+
 /** A direct child of a flow's parent, as `ctx.childResults()` and `lh.jobs.children` answer it. */
 export interface JobChild {
   readonly id: number;

@@ -5,7 +5,7 @@
  */
 import type { Duration } from '../core/duration.js';
 import { LeaseLostError } from '../core/errors.js';
-import type { JobChild } from '../core/flows.js';
+import { removableOnComplete, type JobChild } from '../core/flows.js';
 import type { JobProgress } from '../core/types.js';
 import { requireJobProgress } from '../core/validate.js';
 import type { CallerTransaction, Engine } from '../engine/engine.js';
@@ -65,8 +65,7 @@ export class RunContext implements JobContext {
       workerId: host.workerId,
       jobs: [{ ...run.ref, result: result ?? null }],
       tx,
-      // A flow's child is kept: its parent reads its result (decision 0255).
-      remove: host.removeOnComplete && run.job.parentId === null,
+      remove: host.removeOnComplete && removableOnComplete(run.job),
     });
     if (!accepted.includes(run.ref.id))
       throw new LeaseLostError(`job:${run.ref.id}`, 'the job is no longer this worker’s');

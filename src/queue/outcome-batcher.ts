@@ -9,6 +9,7 @@
  */
 import { backoffDelay } from '../core/backoff.js';
 import type { Clock, Timer } from '../core/clock.js';
+import { removableOnComplete } from '../core/flows.js';
 import type { Engine } from '../engine/engine.js';
 import type { JobFailOutcome } from '../engine/jobs.js';
 import type { JobRun } from './job-run.js';
@@ -112,19 +113,11 @@ export class OutcomeBatcher {
             jobs: batch.map((c) => ({ ...c.run.ref, result: c.result ?? null })),
             remove,
           });
-    if (!this.o.removeOnComplete || completions.every((c) => c.run.job.parentId === null))
-      return write(completions, this.o.removeOnComplete);
-    const [removed, kept] = await Promise.all([
-      write(
-        completions.filter((c) => c.run.job.parentId === null),
-        true,
-      ),
-      write(
-        completions.filter((c) => c.run.job.parentId !== null),
-        false,
-      ),
-    ]);
-    return [...removed, ...kept];
+    if (!this.o.removeOnComplete) return write(completions, false);
+    const removable = completions.filter((c) => removableOnComplete(c.run.job));
+    if (removable.length === completions.length) return write(completions, true);
+    const kept = completions.filter((c) => !removableOnComplete(c.run.job));
+    return (await Promise.all([write(removable, true), write(kept, false)])).flat();
   }
 
   private async writeBatch(): Promise<void> {

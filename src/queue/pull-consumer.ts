@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { nap } from '../core/clock.js';
 import { AbortedError, isLeaseholdError } from '../core/errors.js';
+import { removableOnComplete } from '../core/flows.js';
 import type { Engine } from '../engine/engine.js';
 import { JOBS_TOPIC, type JobCompletion } from '../engine/jobs.js';
 import { Coalescer } from '../runtime/coalescer.js';
@@ -85,8 +86,7 @@ export class PullConsumer {
             (job) =>
               new Message<P>(
                 job,
-                // A flow's child is kept: its parent reads its result (decision 0255).
-                o.removeOnAck && job.parentId === null ? this.removing : this.keeping,
+                o.removeOnAck && removableOnComplete(job) ? this.removing : this.keeping,
                 o.visibilityMs,
                 sentAt,
               ),

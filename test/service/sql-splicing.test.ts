@@ -105,6 +105,7 @@ const ALLOWED_NAMES = new Set([
   'parentId',
   'policy',
   'DELETED_OUTCOME',
+  'DEAD_OUTCOME',
   'outcome',
   'stamp',
   'alias',

@@ -22,6 +22,12 @@ const COLUMNS = ['id', 'queue', 'status', 'attempts', 'partitionKey', 'available
 /** How many flow children `jobs show` lists (`childCount` counts them all). */
 const SHOWN_CHILDREN = 100;
 
+/** A command's `<id>` argument: a job id, checked before connecting. */
+const jobIdArgument = (): Argument =>
+  new Argument('<id>', 'the job id').argParser(
+    parseIntegerOption('<id>', 1, Number.MAX_SAFE_INTEGER),
+  );
+
 interface Common extends DatabaseOptions {
   json?: boolean;
 }
@@ -118,11 +124,7 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     );
 
   common(jobs.command('show'))
-    .addArgument(
-      new Argument('<id>', 'the job id').argParser(
-        parseIntegerOption('<id>', 1, Number.MAX_SAFE_INTEGER),
-      ),
-    )
+    .addArgument(jobIdArgument())
     .description('one job, with its recorded steps and its flow children')
     .action((id: number, o: Common) =>
       withLeasehold(o, async (lh) => {
@@ -146,11 +148,7 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     );
 
   common(jobs.command('explain'))
-    .addArgument(
-      new Argument('<id>', 'the job id').argParser(
-        parseIntegerOption('<id>', 1, Number.MAX_SAFE_INTEGER),
-      ),
-    )
+    .addArgument(jobIdArgument())
     .description('why a job is not running: the first reason that applies')
     .action((id: number, o: Common) =>
       withLeasehold(o, async (lh) => {

@@ -8,8 +8,14 @@
  * two statements settling the same parents lock them in the same order (no deadlock between two
  * workers' completion batches). Every statement using it joins `flow_settled`, so that it
  * runs. `source` must return id, parent_id, children_left, parent_policy and last_error.
+ * `stamp` is the instant the parents' changes carry: the statement's `clock` CTE by default.
  */
-export const flowSettled = (s: string, source: string, outcome: string, stamp: string): string =>
+export const flowSettled = (
+  s: string,
+  source: string,
+  outcome: string,
+  stamp = '(SELECT now FROM clock)',
+): string =>
   `flow_settled AS (
     SELECT count(${s}.job_flow_ended(f.id, f.parent_id, f.children_left, f.parent_policy,
       f.outcome, f.last_error, ${stamp})) AS n
@@ -22,3 +28,6 @@ export const flowSettled = (s: string, source: string, outcome: string, stamp: s
 /** The columns `flowSettled` reads, for a RETURNING list of `alias`. */
 export const flowReturning = (alias: string): string =>
   `${alias}.parent_id, ${alias}.children_left, ${alias}.parent_policy, ${alias}.last_error`;
+
+/** The outcome of a statement's rows for their flow when only dead-lettered ones count. */
+export const DEAD_OUTCOME = "CASE WHEN x.status = 'dead' THEN 'dead' END";

@@ -20,7 +20,7 @@
  */
 import { FINISHED_IDS_MAX, JOBS_TOPIC, JOB_FINISHED_TOPIC, SCAN_FACTOR } from '../jobs.js';
 import { MS } from './sql-units.js';
-import { flowReturning, flowSettled } from './flow-settle-sql.js';
+import { DEAD_OUTCOME, flowReturning, flowSettled } from './flow-settle-sql.js';
 
 /** The jobs columns a Job is mapped from (job-rows.ts), in the order statements return them. */
 export const JOB_COLUMNS = [
@@ -237,7 +237,7 @@ export function jobQueries(s: string): JobQueries {
       ),
       ${notified('$7', 'done', SLOT_FREED)},
       ${finishedNotified('$7', 'done')},
-      ${flowSettled(s, 'done', "'completed'", '(SELECT now FROM clock)')}
+      ${flowSettled(s, 'done', "'completed'")}
       SELECT d.id FROM done d, notified, finished_notified, flow_settled ORDER BY d.o`,
 
     // JobComplete for a worker with `removeOnComplete`: the same guard, the row deleted. $1 worker
@@ -252,7 +252,7 @@ export function jobQueries(s: string): JobQueries {
       ),
       ${notified('$6', 'done', SLOT_FREED)},
       ${finishedNotified('$6', 'done')},
-      ${flowSettled(s, 'done', "'completed'", '(SELECT now FROM clock)')}
+      ${flowSettled(s, 'done', "'completed'")}
       SELECT d.id FROM done d, notified, finished_notified, flow_settled ORDER BY d.o`,
 
     // $1 worker id, $2 ids, $3 generations, $4 errors text[], $5 retry delays ms float8[],
@@ -276,7 +276,7 @@ export function jobQueries(s: string): JobQueries {
       ),
       ${notified('$9', 'failed', READY_OR_PARTITION_FREED)},
       ${finishedNotified('$9', 'failed', "status = 'dead'")},
-      ${flowSettled(s, 'failed', "CASE WHEN x.status = 'dead' THEN 'dead' END", '(SELECT now FROM clock)')}
+      ${flowSettled(s, 'failed', DEAD_OUTCOME)}
       SELECT f.id, f.status FROM failed f, notified, finished_notified, flow_settled ORDER BY f.o`,
 
     // $1 worker id, $2 ids, $3 generations, $4 ordinals, $5 now, $6 channel.
@@ -304,7 +304,7 @@ export function jobQueries(s: string): JobQueries {
       ),
       ${notified('$3', 'cancelled', 'partition_key IS NOT NULL')},
       ${finishedNotified('$3', 'cancelled')},
-      ${flowSettled(s, 'cancelled', "'cancelled'", '(SELECT now FROM clock)')}
+      ${flowSettled(s, 'cancelled', "'cancelled'")}
       SELECT ${jobColumns('c')} FROM cancelled c, notified, finished_notified, flow_settled
       UNION ALL
       SELECT ${cols} FROM ${s}.jobs j WHERE j.id = $1 AND NOT EXISTS (SELECT 1 FROM cancelled)`,
@@ -367,7 +367,7 @@ export function jobQueries(s: string): JobQueries {
       ),
       ${notified('$11', 'cancelled', SLOT_FREED)},
       ${finishedNotified('$11', 'cancelled')},
-      ${flowSettled(s, 'cancelled', "'cancelled'", '(SELECT now FROM clock)')}
+      ${flowSettled(s, 'cancelled', "'cancelled'")}
       ${batchAnswer('cancelled', 'notified, finished_notified, flow_settled')}`,
 
     // $1-$9 as JobRetryMatching, $10 channel.
@@ -429,7 +429,7 @@ export function jobQueries(s: string): JobQueries {
       ),
       ${notified('$6', 'rescued', READY_OR_PARTITION_FREED)},
       ${finishedNotified('$6', 'rescued', "status = 'dead'")},
-      ${flowSettled(s, 'rescued', "CASE WHEN x.status = 'dead' THEN 'dead' END", '(SELECT now FROM clock)')}
+      ${flowSettled(s, 'rescued', DEAD_OUTCOME)}
       SELECT count(*) FILTER (WHERE r.status = 'pending')::integer AS rescued,
              count(*) FILTER (WHERE r.status = 'dead')::integer AS dead_lettered
       FROM rescued r, notified, finished_notified, flow_settled`,
