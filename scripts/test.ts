@@ -23,6 +23,7 @@ const SEPARATE_SUITES = [
   'test/chaos/broken-variants.test.ts',
   'test/bench/quick.test.ts',
   'test/workflows/',
+  'test/model/',
 ];
 
 function findTests(dir: string): string[] {
@@ -41,7 +42,8 @@ const files = findTests(join(root, 'test'))
   // second seed) take three minutes: `npm run test:variants` runs them. The benchmark's smoke
   // test (every scenario at tiny counts, peers included) takes two: `npm run test:bench`. The
   // workflows under process faults (test/workflows/, a few minutes of killed and frozen worker
-  // processes): `npm run test:workflows`. CI runs all five.
+  // processes): `npm run test:workflows`. The formal model's simulator runs (test/model/, two quint
+  // processes of tens of seconds each on both cores): `npm run test:model`. CI runs all six.
   .filter((f) =>
     filters.length === 0
       ? !SEPARATE_SUITES.some((prefix) => f.startsWith(prefix))
