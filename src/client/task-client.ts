@@ -57,6 +57,25 @@ export interface TaskRenewal {
   mustHeartbeatBefore: Date;
 }
 
+/** What a task worker says of itself when it registers (`PUT /api/workers/:id`). */
+export interface WorkerRegistration {
+  name: string;
+  host: string;
+  pid: number;
+  queues: string[];
+  concurrency: number;
+}
+
+/** A worker's row as the service answers it (`GET /api/workers`). */
+export interface RegisteredWorker extends WorkerRegistration {
+  id: string;
+  status: 'alive' | 'draining' | 'dead' | 'stopped';
+  kind: 'library' | 'http';
+  startedAt: string;
+  lastSeenAt: string;
+  inFlight: number;
+}
+
 export class TaskClient {
   private readonly http: HttpClient;
 
@@ -142,6 +161,35 @@ export class TaskClient {
    */
   async release(id: number, claim: ClaimRef): Promise<Task> {
     return (await this.http.request<Task>('PUT', `/api/tasks/${id}/release`, claim)).body;
+  }
+
+  /**
+   * Registers this task worker (again) in the service's workers list, as kind `http`, so
+   * operators see it beside the library's workers (decision 0264). Keep it fresh with
+   * `workerHeartbeat`; a worker silent for a while is marked dead by maintenance.
+   */
+  async registerWorker(id: string, registration: WorkerRegistration): Promise<RegisteredWorker> {
+    const path = `/api/workers/${encodeURIComponent(id)}`;
+    return (await this.http.request<{ worker: RegisteredWorker }>('PUT', path, registration)).body
+      .worker;
+  }
+
+  /**
+   * Refreshes the worker's row: jobs in hand and, when it changes, its status (`draining`,
+   * `stopped`). Null when the service knows no such worker: register again.
+   */
+  async workerHeartbeat(
+    id: string,
+    report: { inFlight: number; status?: 'alive' | 'draining' | 'stopped' },
+  ): Promise<RegisteredWorker | null> {
+    const path = `/api/workers/${encodeURIComponent(id)}/heartbeat`;
+    try {
+      return (await this.http.request<{ worker: RegisteredWorker }>('POST', path, report)).body
+        .worker;
+    } catch (error) {
+      if (isLeaseholdError(error, 'not_found')) return null;
+      throw error;
+    }
   }
 
   async get(id: number): Promise<Task | null> {

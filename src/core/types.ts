@@ -165,7 +165,13 @@ export interface WorkerInfo {
   readonly startedAt: Date;
   readonly lastSeenAt: Date;
   readonly inFlight: number;
+  /** `library`: a worker of this toolkit; `http`: a task worker registered over the HTTP API. */
+  readonly kind: WorkerKind;
 }
+
+/** Where a worker runs its jobs: in a toolkit worker, or claimed over HTTP (decision 0264). */
+export type WorkerKind = 'library' | 'http';
+export const WORKER_KINDS: readonly WorkerKind[] = ['library', 'http'];
 
 /** How a queue's claims order pending jobs: oldest first, or round-robin across partition keys. */
 export type QueueFairness = 'oldest' | 'key';

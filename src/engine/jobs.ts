@@ -35,6 +35,7 @@ import type {
   JobProgress,
   JobStatus,
   WorkerInfo,
+  WorkerKind,
   WorkerStatus,
 } from '../core/types.js';
 import type { CallerTransaction } from './types.js';
@@ -374,6 +375,8 @@ export interface WorkerRegisterParams {
   pid: number;
   queues: readonly string[];
   concurrency: number;
+  /** Default `library`. */
+  kind?: WorkerKind;
 }
 
 export interface WorkerOperations {

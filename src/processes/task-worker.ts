@@ -11,7 +11,9 @@ import { isLeaseholdError } from '../core/errors.js';
 import { defaultMargin } from '../core/trust.js';
 import type { Task, TaskClient } from '../client/task-client.js';
 import { TypedEvents } from '../runtime/events.js';
+import type { Logger } from '../runtime/logger.js';
 import { crashDelayMs, demoWork } from './demo-work.js';
+import { HttpWorkerPresence, type HttpWorkerPresenceOptions } from './http-worker-presence.js';
 import { TaskClaim } from './task-claim.js';
 
 /** Tries at sending a task's outcome when the service does not answer (see answer()). */
@@ -49,6 +51,12 @@ export interface HttpTaskWorkerOptions {
   crash?: () => void;
   clock?: Clock;
   random?: () => number;
+  /**
+   * The worker's row in the service's workers list (decision 0264): on by default, so operators
+   * see HTTP task workers beside the library's; `false` leaves the list alone.
+   */
+  presence?: false | Pick<HttpWorkerPresenceOptions, 'registration' | 'intervalMs'>;
+  logger?: Logger;
 }
 
 export class HttpTaskWorker {
@@ -60,15 +68,31 @@ export class HttpTaskWorker {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly leaseMs: number;
+  private readonly presence: HttpWorkerPresence | undefined;
+  /** Tasks in hand: 0 or 1, this worker runs one at a time. */
+  private inHand = 0;
 
   constructor(private readonly o: HttpTaskWorkerOptions) {
     this.clock = o.clock ?? systemClock;
     this.random = o.random ?? Math.random;
     this.leaseMs = o.leaseMs ?? 10_000;
+    this.presence =
+      o.presence === false
+        ? undefined
+        : new HttpWorkerPresence({
+            client: o.client,
+            workerId: o.workerId,
+            clock: this.clock,
+            inFlight: () => this.inHand,
+            ...(o.logger ? { logger: o.logger } : {}),
+            ...o.presence,
+          });
   }
 
   start(): void {
-    this.loop ??= this.run();
+    if (this.loop) return;
+    this.presence?.start();
+    this.loop = this.run();
   }
 
   /**
@@ -78,7 +102,12 @@ export class HttpTaskWorker {
   async stop({ handBack = true }: { handBack?: boolean } = {}): Promise<void> {
     this.stopController.abort(new Error('worker stopping'));
     if (handBack) this.handBackController.abort(new Error('worker stopping: handing back'));
-    await this.loop;
+    // The row says `draining` while the task in hand is handed back (or finished), side by
+    // side with it so a slow service never holds the shutdown up twice, then `stopped`.
+    await this.presence?.stop();
+    await Promise.all([this.presence?.setStatus('draining'), this.loop]);
+    this.inHand = 0;
+    await this.presence?.setStatus('stopped');
   }
 
   private async run(): Promise<void> {
@@ -92,7 +121,12 @@ export class HttpTaskWorker {
         this.events.emit('worker:error', { error: (error as Error).message });
       }
       if (task) {
-        await this.process(task, sentAt);
+        this.inHand = 1;
+        try {
+          await this.process(task, sentAt);
+        } finally {
+          this.inHand = 0;
+        }
         continue;
       }
       this.events.emit('worker:idle', {});

@@ -3,6 +3,7 @@
  * than produce into it (`lh.queue(name)`) or consume it in process (`lh.worker`):
  *
  * - reads and administration: `get`, `list`, `counts`, `queues`, `explain`, `steps`, `workers`, `retry`,
+ *   `registerWorker` and `workerHeartbeat` for workers outside the toolkit,
  *   `cancel`, `delete`, and `waitUntilFinished`;
  * - the claim protocol, for a consumer outside this process that pulls jobs one call at a time
  *   (the HTTP task API): `claim`, `renewClaims`, `complete`, `fail`, `handBack`. Each is guarded
@@ -27,9 +28,16 @@ import {
 import { LIMITS, requireName, requireOneOf, requireSafeInteger } from '../core/validate.js';
 import type { Engine } from '../engine/engine.js';
 import type { JobChildren } from '../engine/flows.js';
-import type { JobCount, JobFailOutcome, JobLeaseRef, JobRenewed } from '../engine/jobs.js';
+import type {
+  JobCount,
+  JobFailOutcome,
+  JobLeaseRef,
+  JobRenewed,
+  WorkerRegisterParams,
+} from '../engine/jobs.js';
 import { JobWaiters } from './job-waiters.js';
 import { resolveWait, type WaitForOptions } from './wait-options.js';
+import { requireReportedStatus, requireWorkerRegistration } from './worker-registration.js';
 
 export interface JobListOptions {
   queue?: string;
@@ -182,6 +190,33 @@ export class JobManager {
         ? {}
         : { status: requireOneOf('status', options.status, WORKER_STATUSES) }),
       limit: requireLimit(options.limit),
+    });
+  }
+
+  /**
+   * Registers a worker that runs outside this toolkit's workers (an HTTP task worker: `kind`
+   * `http`), or registers one again: alive, as if it had just started. It then keeps its row
+   * fresh with `workerHeartbeat`; maintenance marks it dead when it goes silent, as for every
+   * worker. Answers the row.
+   */
+  async registerWorker(worker: WorkerRegisterParams): Promise<WorkerInfo> {
+    return this.engine.workerRegister(requireWorkerRegistration(worker));
+  }
+
+  /**
+   * Refreshes a registered worker's row: last seen now, `inFlight` jobs in hand, and its status
+   * when it says one (`draining`, `stopped`, or `alive` again). Null when no such worker is
+   * registered (its row was never written, or was pruned): register again.
+   */
+  async workerHeartbeat(
+    id: string,
+    report: { inFlight: number; status?: WorkerStatus },
+  ): Promise<WorkerInfo | null> {
+    requireObject(report);
+    return this.engine.workerHeartbeat({
+      id: requireName('id', id),
+      inFlight: requireSafeInteger('inFlight', report.inFlight, 0),
+      ...(report.status === undefined ? {} : { status: requireReportedStatus(report.status) }),
     });
   }
 

@@ -4,6 +4,7 @@
  * every second while anyone is watching. Reading it costs a handful of indexed queries, and a
  * Snapshotter runs only while at least one client is subscribed.
  */
+import type { WorkerKind } from '../core/types.js';
 import type { LeaseholdFacade } from '../leasehold.js';
 import { generatorStatus, type GeneratorStatus } from '../tasks/task-domain.js';
 import { BackgroundService } from '../runtime/service.js';
@@ -31,6 +32,7 @@ export interface FleetSnapshot {
     inFlight: number;
     lastSeenAt: string;
     queues: readonly string[];
+    kind: WorkerKind;
   }[];
   readonly generator: GeneratorStatus;
   /** The latest term of every election, in name order. */
@@ -71,6 +73,7 @@ export async function readSnapshot(lh: LeaseholdFacade): Promise<FleetSnapshot> 
       inFlight: w.inFlight,
       lastSeenAt: w.lastSeenAt.toISOString(),
       queues: w.queues,
+      kind: w.kind,
     })),
     generator,
     leaders,

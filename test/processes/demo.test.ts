@@ -78,6 +78,23 @@ describe('leasehold demo', () => {
           { timeoutMs: EVENT_TIMEOUT_MS, intervalMs: 250 },
         );
 
+        // The HTTP task workers are in the workers list, as the dashboard shows it (issue 30).
+        const httpWorkers = await waitFor(
+          'the HTTP task workers registered',
+          async () => {
+            const { workers } = await fetch(`${url}/api/workers`).then(
+              (r) => r.json() as Promise<{ workers: { name: string; kind: string }[] }>,
+            );
+            const http = workers.filter((w) => w.kind === 'http').map((w) => w.name);
+            return http.length >= 2 ? http : undefined;
+          },
+          { timeoutMs: EVENT_TIMEOUT_MS, intervalMs: 250 },
+        );
+        assert.ok(
+          httpWorkers.every((name) => /^worker-\d/.test(name)),
+          httpWorkers.join(', '),
+        );
+
         const pids = demo.lines.flatMap((l) =>
           [...l.matchAll(/started \(pid (\d+)\)/g)].map((m) => Number(m[1])),
         );

@@ -23,6 +23,7 @@ describe('HttpTaskWorker polling', () => {
       client: noTasks,
       workerId: 'p',
       pollIntervalMs: 400,
+      presence: false,
       clock,
       random: () => draws[drawn++ % draws.length] ?? 0,
     });

@@ -22,6 +22,8 @@ export interface WorkerView {
   inFlight: number;
   lastSeenAt: string;
   queues: string[];
+  /** `library`: a toolkit worker; `http`: a task worker over the HTTP API. */
+  kind: 'library' | 'http';
 }
 
 export interface GeneratorView {

@@ -22,9 +22,21 @@ export function registerStatus(program: Command, ctx: CliContext): void {
         ]);
         const jobs: Record<string, Record<string, number>> = {};
         for (const c of counts) (jobs[c.queue] ??= {})[c.status] = c.count;
+        // Both kinds (decision 0264): the library's workers and the HTTP task workers.
         const byStatus: Record<string, number> = {};
-        for (const w of workers) byStatus[w.status] = (byStatus[w.status] ?? 0) + 1;
-        const status = { generator, jobs, workers: byStatus, activeLeases: active };
+        const byKind: Record<string, Record<string, number>> = {};
+        for (const w of workers) {
+          byStatus[w.status] = (byStatus[w.status] ?? 0) + 1;
+          const kind = (byKind[w.kind] ??= {});
+          kind[w.status] = (kind[w.status] ?? 0) + 1;
+        }
+        const status = {
+          generator,
+          jobs,
+          workers: byStatus,
+          workersByKind: byKind,
+          activeLeases: active,
+        };
         printObject(
           ctx.out,
           o.json

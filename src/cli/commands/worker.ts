@@ -141,6 +141,7 @@ async function runOverHttp(
       leaseMs: o.lease,
       pollIntervalMs: o.poll,
       crashRate,
+      logger: log,
       crash: () => {
         log.warn({ workerId: id }, 'crashing on purpose mid-task (--crash-rate)');
         process.exit(3);

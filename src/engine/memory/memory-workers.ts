@@ -27,6 +27,7 @@ export class MemoryWorkers implements WorkerOperations {
       startedAt: now,
       lastSeenAt: now,
       inFlight: 0,
+      kind: p.kind ?? 'library',
     };
     this.workers.set(p.id, record);
     return view(record);

@@ -8,6 +8,7 @@ import type {
   JobProgress,
   JobStatus,
   WorkerInfo,
+  WorkerKind,
   WorkerStatus,
 } from '../../core/types.js';
 import { JOB_COLUMNS, type JobColumn } from './job-queries.js';
@@ -54,6 +55,7 @@ export interface WorkerRow {
   started_at: Date;
   last_seen_at: Date;
   in_flight: number;
+  kind: WorkerKind;
 }
 
 /** Where each column sits in a row fetched as an array (`rowMode: 'array'`, JOB_COLUMNS order). */
@@ -128,5 +130,6 @@ export function mapWorker(row: WorkerRow): WorkerInfo {
     startedAt: row.started_at,
     lastSeenAt: row.last_seen_at,
     inFlight: row.in_flight,
+    kind: row.kind,
   };
 }

@@ -10,7 +10,7 @@ import { DURABLE_COMMIT } from './durable-commit.js';
 import { mapWorker, type WorkerRow } from './job-rows.js';
 
 const WORKER_COLUMNS =
-  'w.id, w.name, w.host, w.pid, w.queues, w.concurrency, w.status, w.started_at, w.last_seen_at, w.in_flight';
+  'w.id, w.name, w.host, w.pid, w.queues, w.concurrency, w.status, w.started_at, w.last_seen_at, w.in_flight, w.kind';
 
 const CLOCK = (param: string): string =>
   `WITH clock AS (SELECT coalesce(${param}::timestamptz, now()) AS now)`;
@@ -24,17 +24,18 @@ interface WorkerQueries {
 
 function workerQueries(s: string): WorkerQueries {
   return {
-    // $1 id, $2 name, $3 host, $4 pid, $5 queues, $6 concurrency, $7 now.
+    // $1 id, $2 name, $3 host, $4 pid, $5 queues, $6 concurrency, $7 now, $8 kind.
     // Registering an id seen before brings it back alive, as if it had just started.
     WorkerRegister: `${CLOCK('$7')}
       INSERT INTO ${s}.workers AS w (id, name, host, pid, queues, concurrency, status, started_at,
-        last_seen_at, in_flight)
-      SELECT $1, $2, $3, $4::integer, $5::text[], $6::integer, 'alive', clock.now, clock.now, 0
+        last_seen_at, in_flight, kind)
+      SELECT $1, $2, $3, $4::integer, $5::text[], $6::integer, 'alive', clock.now, clock.now, 0,
+        $8::text
       FROM clock
       ON CONFLICT (id) DO UPDATE SET
         name = excluded.name, host = excluded.host, pid = excluded.pid, queues = excluded.queues,
         concurrency = excluded.concurrency, status = 'alive', started_at = excluded.started_at,
-        last_seen_at = excluded.last_seen_at, in_flight = 0
+        last_seen_at = excluded.last_seen_at, in_flight = 0, kind = excluded.kind
       RETURNING ${WORKER_COLUMNS}`,
 
     // $1 id, $2 in flight, $3 status (nullable: unchanged), $4 now.
@@ -100,6 +101,7 @@ export class PostgresWorkers implements WorkerOperations {
       [...p.queues],
       p.concurrency,
       this.ctx.pinnedNow(),
+      p.kind ?? 'library',
     ]);
     return mapWorker(rows[0]!);
   }

@@ -23,7 +23,28 @@ export function workerEngineCases(h: EngineHarness): void {
         assert.equal(worker.startedAt.getTime(), now);
         assert.equal(worker.lastSeenAt.getTime(), now);
         assert.equal(worker.inFlight, 0);
+        assert.equal(worker.kind, 'library', 'the default kind');
         assert.deepEqual(await engine.workerList({ limit: 10 }), [worker]);
+      },
+    );
+
+    conformanceCase(
+      h,
+      "keeps each worker's kind (library or http) through heartbeats, and a new registration sets it",
+      async ({ engine }) => {
+        await register(engine, 'lib');
+        const http = await register(engine, 'http-1', { kind: 'http' });
+        assert.equal(http.kind, 'http');
+        assert.equal((await engine.workerHeartbeat({ id: 'http-1', inFlight: 1 }))?.kind, 'http');
+        const listed = await engine.workerList({ limit: 10 });
+        assert.deepEqual(
+          listed.map((w) => [w.id, w.kind]),
+          [
+            ['lib', 'library'],
+            ['http-1', 'http'],
+          ],
+        );
+        assert.equal((await register(engine, 'lib', { kind: 'http' })).kind, 'http');
       },
     );
 

@@ -11,6 +11,7 @@ export function Workers({ workers, offsetMs }: { workers: WorkerView[]; offsetMs
           <thead>
             <tr>
               <th scope="col">Name</th>
+              <th scope="col">Kind</th>
               <th scope="col">Host / pid</th>
               <th scope="col">Queues</th>
               <th scope="col">In flight</th>
@@ -21,14 +22,15 @@ export function Workers({ workers, offsetMs }: { workers: WorkerView[]; offsetMs
           <tbody>
             {workers.length === 0 ? (
               <tr>
-                <td colSpan={6} class="empty">
-                  No queue workers registered
+                <td colSpan={7} class="empty">
+                  No workers registered
                 </td>
               </tr>
             ) : (
               workers.map((w) => (
                 <tr key={w.id}>
                   <td class="mono">{w.name}</td>
+                  <td>{w.kind === 'http' ? 'HTTP' : 'library'}</td>
                   <td class="mono">
                     {w.host} / {w.pid}
                   </td>

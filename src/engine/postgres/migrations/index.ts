@@ -14,6 +14,7 @@ import { jobWaited } from './0013_job_waited.js';
 import { claimCounts } from './0014_claim_counts.js';
 import { jobSteps } from './0015_job_steps.js';
 import { jobFlows } from './0016_job_flows.js';
+import { workerKind } from './0017_worker_kind.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -35,4 +36,5 @@ export const MIGRATIONS: readonly Migration[] = [
   claimCounts,
   jobSteps,
   jobFlows,
+  workerKind,
 ];
