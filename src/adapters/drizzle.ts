@@ -51,7 +51,9 @@ export function fromDrizzle(tx: DrizzleTransaction): CallerTransaction {
         fields?: { name: string; dataTypeID: number }[];
       };
       if (!Array.isArray(answer?.rows) || !Array.isArray(answer.fields))
-        throw new TypeError('fromDrizzle: the answer is not node-postgres\'s (use drizzle-orm/node-postgres)');
+        throw new TypeError(
+          "fromDrizzle: the answer is not node-postgres's (use drizzle-orm/node-postgres)",
+        );
       return { rows: withDates(answer.rows, answer.fields), rowCount: answer.rowCount };
     },
   };

@@ -41,7 +41,10 @@ export function fromKnex(trx: Knex.Transaction): CallerTransaction {
  * value twice), and every literal `?` of the text (jsonb's `?`, `?|`, `?&` operators) escaped as
  * `\?`, which Knex sends as a plain `?` instead of taking it for a binding.
  */
-export function knexSql(text: string, values: readonly unknown[]): { sql: string; bindings: unknown[] } {
+export function knexSql(
+  text: string,
+  values: readonly unknown[],
+): { sql: string; bindings: unknown[] } {
   const bindings: unknown[] = [];
   const sql = text.replace(/\$(\d+)|\?/g, (match, n: string | undefined) => {
     if (n === undefined) return '\\?';

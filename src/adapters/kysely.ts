@@ -12,11 +12,19 @@
  * PostgreSQL dialect's own placeholders). Plugins are left out (`withoutPlugins()`): a plugin
  * such as CamelCasePlugin rewrites result rows, and leasehold reads its columns by their names.
  */
-import type { CompiledQuery, Kysely, RawNode } from 'kysely';
+import type { CompiledQuery, QueryResult, RawNode } from 'kysely';
 import type { CallerTransaction } from '../engine/types.js';
 import { requireTransaction } from './check.js';
 
-export function fromKysely<DB>(trx: Kysely<DB>): CallerTransaction {
+/** What leasehold needs of a Kysely transaction (`Transaction<DB>` of any DB is one). */
+export interface KyselyTransaction {
+  readonly isTransaction: boolean;
+  withoutPlugins(): {
+    executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+  };
+}
+
+export function fromKysely(trx: KyselyTransaction): CallerTransaction {
   requireTransaction(
     trx,
     'withoutPlugins',

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely';
+import { CamelCasePlugin, Kysely, PostgresDialect, type Generated } from 'kysely';
 import knexFactory, { type Knex } from 'knex';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { pgSchema, serial, text } from 'drizzle-orm/pg-core';
@@ -61,7 +61,9 @@ type OrmFactory = (url: string, schema: string) => Promise<Orm>;
 /** The generated Prisma client's constructor (generated at test time, so typed by hand). */
 type PrismaClientClass = new (options: { adapter: PrismaPg }) => PrismaRawClient & {
   $transaction<T>(
-    fn: (tx: PrismaRawClient & { $executeRawUnsafe(q: string, ...v: unknown[]): Promise<number> }) => Promise<T>,
+    fn: (
+      tx: PrismaRawClient & { $executeRawUnsafe(q: string, ...v: unknown[]): Promise<number> },
+    ) => Promise<T>,
     options?: { timeout?: number; maxWait?: number },
   ): Promise<T>;
   $disconnect(): Promise<void>;
@@ -72,7 +74,7 @@ let prismaDir: string | undefined;
 const ORMS: Record<string, OrmFactory> = {
   kysely: async (url, schema) => {
     // CamelCasePlugin would rename leasehold's columns: the adapter runs without plugins.
-    const db = new Kysely<{ notes: { id: number; note: string } }>({
+    const db = new Kysely<{ notes: { id: Generated<number>; note: string } }>({
       dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 2 }) }),
       plugins: [new CamelCasePlugin()],
     });
@@ -262,7 +264,10 @@ for (const [name, factory] of Object.entries(ORMS)) {
         assert.deepEqual([created, replaced], [true, false]);
         assert.deepEqual(job, await engine.jobGet({ id: keyed.id }));
         assert.ok(job.createdAt instanceof Date && typeof job.id === 'number');
-        assert.equal(plain.availableAt.getTime(), (await engine.jobGet({ id: plain.id }))!.availableAt.getTime());
+        assert.equal(
+          plain.availableAt.getTime(),
+          (await engine.jobGet({ id: plain.id }))!.availableAt.getTime(),
+        );
 
         const ran: unknown[] = [];
         const worker = lh.worker({
@@ -353,12 +358,15 @@ for (const [name, factory] of Object.entries(ORMS)) {
         assert.deepEqual(await notes(), ['written under token 5']);
       }));
 
-    it("enqueueFlow joins the transaction: nothing after a rollback, the tree after a commit", () =>
+    it('enqueueFlow joins the transaction: nothing after a rollback, the tree after a commit', () =>
       withOrm(name, factory, 'flow', async ({ lh, engine, orm }) => {
         const definition = (tx: CallerTransaction) => ({
           payload: 'report',
           options: { tx },
-          children: [{ queue: 'parts', payload: 'a' }, { queue: 'parts', payload: 'b' }],
+          children: [
+            { queue: 'parts', payload: 'a' },
+            { queue: 'parts', payload: 'b' },
+          ],
         });
         await rolledBack(
           orm.transaction(async (tx) => {
@@ -371,7 +379,9 @@ for (const [name, factory] of Object.entries(ORMS)) {
         assert.equal(flow.created, true);
         assert.equal((await engine.jobGet({ id: flow.job.id }))?.status, 'waiting');
         assert.deepEqual(
-          await Promise.all(flow.children.map(async (c) => (await engine.jobGet({ id: c.job.id }))?.status)),
+          await Promise.all(
+            flow.children.map(async (c) => (await engine.jobGet({ id: c.job.id }))?.status),
+          ),
           ['pending', 'pending'],
         );
         assert.equal(await jobCount(engine), 3);
@@ -380,22 +390,24 @@ for (const [name, factory] of Object.entries(ORMS)) {
     it("answers rows in node-postgres's shapes and keeps a failed statement's SQLSTATE", () =>
       withOrm(name, factory, 'shapes', async ({ orm }) => {
         const at = new Date('2026-11-23T13:29:27.123Z');
-        const row = await orm.transaction(async (tx) => {
-          const { rows } = await tx.query(
-            `SELECT $1::bigint AS big, $2::jsonb AS doc, $3::int AS small, $4::timestamptz AS at,
+        const row = await orm
+          .transaction(async (tx) => {
+            const { rows } = await tx.query(
+              `SELECT $1::bigint AS big, $2::jsonb AS doc, $3::int AS small, $4::timestamptz AS at,
                     $5::text[] AS list, $6::timestamptz AS absent, $1::bigint + 0 AS again,
                     timestamptz '2026-11-23 13:29:27.123999+00' AS precise`,
-            ['9007199254740991', '{"a":[1,"x"]}', 7, at, ['p', 'q'], null],
-          );
-          await assert.rejects(tx.query('SELECT 1 / $1::int', [0]), (e: unknown) => {
-            assert.equal((e as { code?: unknown }).code, '22012');
-            return true;
+              ['9007199254740991', '{"a":[1,"x"]}', 7, at, ['p', 'q'], null],
+            );
+            await assert.rejects(tx.query('SELECT 1 / $1::int', [0]), (e: unknown) => {
+              assert.equal((e as { code?: unknown }).code, '22012');
+              return true;
+            });
+            throw Object.assign(new Rollback(), { row: rows[0] });
+          })
+          .catch((e: unknown) => {
+            if (!(e instanceof Rollback)) throw e;
+            return (e as Rollback & { row: unknown }).row;
           });
-          throw Object.assign(new Rollback(), { row: rows[0] });
-        }).catch((e: unknown) => {
-          if (!(e instanceof Rollback)) throw e;
-          return (e as Rollback & { row: unknown }).row;
-        });
         assert.deepEqual(row, {
           big: '9007199254740991',
           doc: { a: [1, 'x'] },
@@ -479,7 +491,10 @@ describe('adapter details', () => {
         const { rows } = await engine.pool.query<{ payload: string }>(
           `SELECT payload FROM "${ctx.schema}".jobs`,
         );
-        assert.deepEqual(rows.map((r) => r.payload), ['commit']);
+        assert.deepEqual(
+          rows.map((r) => r.payload),
+          ['commit'],
+        );
       } finally {
         await dataSource.destroy();
       }
