@@ -47,6 +47,7 @@ const allSrcDirs = [
   'embedded',
   'testing',
   'web',
+  'adapters',
 ];
 
 /** The applications built on the toolkit, from the top down: each may import only those below it. */
@@ -87,7 +88,33 @@ export default tseslint.config(
     'the toolkit never imports service/, processes/ or cli/: they are applications built on it.',
     applications,
     [],
-    ['src/core/**', 'src/engine/**', 'src/client/**', ...applications.map((d) => `src/${d}/**`)],
+    [
+      'src/core/**',
+      'src/engine/**',
+      'src/client/**',
+      'src/adapters/**',
+      ...applications.map((d) => `src/${d}/**`),
+    ],
+  ),
+  // The ORM adapters (leasehold/kysely, /knex, /drizzle, /typeorm, /prisma; decision 0261): each
+  // turns an ORM's transaction into engine/types' CallerTransaction, so they import only core/
+  // and that file, and their ORM for its types only: the ORMs are optional peers, loaded by
+  // their users, never by leasehold.
+  onlyMayImport(
+    ['src/adapters/**/*.ts'],
+    'adapters import only core/ and engine/types.',
+    allSrcDirs.filter((d) => d !== 'engine' && d !== 'adapters'),
+    [
+      {
+        group: ['**/engine/**', '!**/engine/types.js'],
+        message: 'adapters import only core/ and engine/types.',
+      },
+      {
+        group: ['kysely', 'knex', 'drizzle-orm', 'drizzle-orm/**', 'typeorm', '@prisma/**', 'pg'],
+        allowTypeImports: true,
+        message: 'an adapter imports its ORM for types only (an optional peer; decision 0261).',
+      },
+    ],
   ),
   onlyMayImport(
     ['src/service/**/*.ts'],
