@@ -1,48 +1,24 @@
 /**
- * Builds the HTTP service as a Fastify instance that never listens (server.ts does), so tests
- * drive it with `inject()`. The service is stateless apart from the database: any number of
- * instances can run behind a load balancer on one PostgreSQL.
+ * Builds the standalone HTTP service as a Fastify instance that never listens (server.ts does),
+ * so tests drive it with `inject()`. The service is stateless apart from the database: any
+ * number of instances can run behind a load balancer on one PostgreSQL.
+ *
+ * The routes, hooks and handlers are the plugin's (fastify-plugin.ts), registered here at the
+ * root; what stays here is what belongs to the server: its logger, timeouts, and the answers to
+ * requests no route sees (an undecodable URL, a malformed request line).
  */
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { InvalidArgumentError } from '../core/errors.js';
 import type { Leasehold } from '../leasehold.js';
-import { TypedEvents } from '../runtime/events.js';
-import { defaultHolderId } from '../runtime/identity.js';
-import {
-  ApiKeyAuth,
-  requireScope,
-  type ApiKeyConfig,
-  type HashedApiKey,
-  type Principal,
-} from './auth.js';
-import type { ServiceContext, ServiceEventMap } from './context.js';
+import type { TypedEvents } from '../runtime/events.js';
+import type { ApiKeyConfig, HashedApiKey } from './auth.js';
+import type { ServiceEventMap } from './context.js';
 import { clientErrorHandler } from './client-errors.js';
+import { DEFAULT_BODY_LIMIT, leaseholdPlugin } from './fastify-plugin.js';
 import { sendError } from './http-errors.js';
-import { jsonBodyParser } from './json-body.js';
-import {
-  applySecurityHeaders,
-  DOCS_CONTENT_SECURITY_POLICY,
-  securityHeaders,
-} from './security-headers.js';
-import { openapiOptions } from './openapi.js';
-import { registerPublic, requireRouteScopes } from './route-scopes.js';
-import { validatorCompiler } from './validation.js';
-import { replyDeadline } from './reply-deadline.js';
-import { healthRoutes } from './routes/health.js';
-import { leaseRoutes } from './routes/leases.js';
-import { taskRoutes } from './routes/tasks.js';
-import { generatorRoutes } from './routes/generator.js';
-import { eventRoutes } from './routes/events.js';
-import { workerRoutes } from './routes/workers.js';
-import { jobRoutes } from './routes/jobs.js';
-import { queueRoutes } from './routes/queues.js';
-import { queueJobRoutes } from './routes/queue-jobs.js';
-import { flowRoutes } from './routes/flows.js';
-import { leaderRoutes } from './routes/leaders.js';
-import { dashboardRoutes } from './routes/dashboard.js';
-import { createMetrics, metricsRoutes } from './metrics.js';
+import { requireRouteScopes } from './route-scopes.js';
+import { applySecurityHeaders } from './security-headers.js';
+
+export { DEFAULT_BODY_LIMIT } from './fastify-plugin.js';
 
 export interface BuildAppOptions {
   lh: Leasehold;
@@ -65,16 +41,20 @@ export interface BuildAppOptions {
   replyTimeoutMs?: number;
 }
 
-export const DEFAULT_BODY_LIMIT = 64 * 1024;
-
-function replyTimeoutMs(value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw new InvalidArgumentError('replyTimeoutMs', `must be a positive integer, got ${value}`);
-  return value;
-}
+/**
+ * What the service needs of the Fastify server it builds for itself (here, and inside the
+ * Express adapter): long enough route parameters, and its error shape for a URL that cannot be
+ * decoded (`/%`), which is refused before routing.
+ */
+export const SERVICE_SERVER_OPTIONS = {
+  routerOptions: { maxParamLength: 200 },
+  frameworkErrors: (error, request, reply) => {
+    applySecurityHeaders(reply.raw);
+    sendError(reply, error, request);
+  },
+} as const satisfies FastifyServerOptions;
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
-  const auth = new ApiKeyAuth(options.apiKeys ?? []);
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
@@ -87,80 +67,20 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // for a minute mid-request is closed (SSE streams write a keepalive every 15 s).
     requestTimeout: 10_000,
     connectionTimeout: 60_000,
-    routerOptions: { maxParamLength: 200 },
-    // A URL that cannot be decoded (`/%`) is refused before routing: answer it in our shape.
-    frameworkErrors: (error, request, reply) => {
-      applySecurityHeaders(reply.raw);
-      sendError(reply, error, request);
-    },
+    ...SERVICE_SERVER_OPTIONS,
     clientErrorHandler,
   });
-  // Before any route: a route that declares no scope makes the build throw (route-scopes.ts).
+  // The plugin guards its own routes; this guards the root too, so a route added to the
+  // standalone app beside the plugin's must also declare its scope (route-scopes.ts).
   requireRouteScopes(app);
-  securityHeaders(app);
-  if (options.replyTimeoutMs !== undefined)
-    replyDeadline(app, replyTimeoutMs(options.replyTimeoutMs));
-  // Bodies are validated as sent (no coercion, no silent removal of unknown fields); params and
-  // query strings are converted from their canonical text only (validation.ts).
-  app.setValidatorCompiler(validatorCompiler);
-  // JSON only: a text/plain body is answered 415, not parsed into a string.
-  app.removeContentTypeParser('text/plain');
-  jsonBodyParser(app);
-  app.setErrorHandler((error, request, reply) => sendError(reply, error, request));
-  app.setNotFoundHandler((request, reply) =>
-    reply
-      .code(404)
-      .send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url}` } }),
-  );
-
-  app.decorateRequest('principal', null as unknown as Principal);
-  // Callback hooks on every request (here, security-headers.ts, metrics.ts): an async hook
-  // costs a promise and a microtask turn per request.
-  app.addHook('onRequest', (request, _reply, done) => {
-    const scope = request.routeOptions.config.scope;
-    // An unknown URL reaches no route and no data: anyone gets its 404.
-    if (scope === 'public' || (scope === undefined && request.is404)) return done();
-    try {
-      request.principal = auth.authenticate(request);
-      // Every route has a scope (route-scopes.ts); were one ever missing, it would need admin.
-      requireScope(request.principal, scope ?? 'admin');
-    } catch (error) {
-      return done(error as Error);
-    }
-    done();
+  await app.register(leaseholdPlugin, {
+    leasehold: options.lh,
+    // No keys: auth is off, as `leasehold serve` on loopback has always had it.
+    auth: options.apiKeys && options.apiKeys.length > 0 ? { apiKeys: options.apiKeys } : false,
+    bodyLimit: options.bodyLimit,
+    instanceId: options.instanceId,
+    events: options.events,
+    replyTimeoutMs: options.replyTimeoutMs,
   });
-
-  await app.register(swagger, openapiOptions(auth.enabled));
-  // The API documentation is public: it describes the routes, it holds no data.
-  await registerPublic(app, swaggerUi, {
-    routePrefix: '/docs',
-    staticCSP: DOCS_CONTENT_SECURITY_POLICY,
-  });
-
-  const ctx: ServiceContext = {
-    lh: options.lh,
-    events: options.events ?? new TypedEvents<ServiceEventMap>(),
-    instanceId: options.instanceId ?? defaultHolderId(),
-  };
-  const metrics = createMetrics(ctx.lh);
-  ctx.metrics = metrics;
-  // The Leasehold may outlive the app (tests, embedding): stop listening to its engine on close.
-  app.addHook('onClose', (_app, done) => {
-    metrics.detach();
-    done();
-  });
-  metricsRoutes(app, metrics);
-  healthRoutes(app, ctx);
-  leaseRoutes(app, ctx);
-  taskRoutes(app, ctx);
-  generatorRoutes(app, ctx);
-  workerRoutes(app, ctx);
-  jobRoutes(app, ctx);
-  queueRoutes(app, ctx);
-  queueJobRoutes(app, ctx);
-  flowRoutes(app, ctx);
-  leaderRoutes(app, ctx);
-  await dashboardRoutes(app);
-  eventRoutes(app, ctx);
   return app;
 }

@@ -27,9 +27,17 @@ const AUTH_ANSWERS: Record<string, string> = {
   '403': "The API key's scope does not allow this operation.",
 };
 
-/** Options for @fastify/swagger; `authEnabled` says whether the service checks API keys. */
-export function openapiOptions(authEnabled: boolean): SwaggerOptions {
+/**
+ * Options for @fastify/swagger; `authEnabled` says whether the service checks requests;
+ * `serverUrl` is where the API is: `/` for the standalone service, the prefix it is mounted
+ * under otherwise (fastify-plugin.ts). Paths are written without it, so a client generated from
+ * the document is the same wherever the service is mounted.
+ */
+export function openapiOptions(authEnabled: boolean, serverUrl = '/'): SwaggerOptions {
   return {
+    // The prefix is taken off the paths (the default, which needs a URL or an absolute path);
+    // a relative server URL (the Express adapter's) comes with paths that never had one.
+    stripBasePath: serverUrl.startsWith('/'),
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -38,8 +46,8 @@ export function openapiOptions(authEnabled: boolean): SwaggerOptions {
         version: '0.1.0',
         license: { name: 'MIT', identifier: 'MIT' },
       },
-      // Relative: the document is right whatever address or proxy the service is reached by.
-      servers: [{ url: '/' }],
+      // Without a host: the document is right whatever address or proxy the service is reached by.
+      servers: [{ url: serverUrl }],
       components: {
         securitySchemes: { [API_KEY_SCHEME]: { type: 'http', scheme: 'bearer' } },
         schemas: { Error: ErrorResponse as unknown as Record<string, unknown> },

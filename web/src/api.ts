@@ -28,10 +28,19 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Paths are written from the service's root (`/api/jobs`), but the service may be mounted under
+ * a prefix of another app (`/leasehold/`): they are sent relative to the page, which is always
+ * served at the service's root with a trailing slash.
+ */
+export function serviceUrl(path: string): string {
+  return path.replace(/^\/+/, '');
+}
+
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json', ...authHeaders() };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(path, {
+  const response = await fetch(serviceUrl(path), {
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),

@@ -3,7 +3,7 @@
  * Authorization header), reconnecting with backoff. The server sends a full snapshot on every
  * connect, so a reconnect is also the catch-up.
  */
-import { authHeaders } from './api.js';
+import { authHeaders, serviceUrl } from './api.js';
 
 export interface StreamHandlers {
   onEvent(event: string, data: unknown): void;
@@ -20,7 +20,7 @@ export function connectStream(handlers: StreamHandlers): () => void {
       controller = new AbortController();
       handlers.onStatus(failures === 0 ? 'connecting' : 'retrying');
       try {
-        const response = await fetch('/api/events', {
+        const response = await fetch(serviceUrl('/api/events'), {
           headers: { accept: 'text/event-stream', ...authHeaders() },
           signal: controller.signal,
         });
