@@ -43,6 +43,7 @@ import { flowRoutes } from './routes/flows.js';
 import { leaderRoutes } from './routes/leaders.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { createMetrics, metricsRoutes } from './metrics.js';
+import { traceRequests } from './request-tracing.js';
 
 export interface BuildAppOptions {
   lh: Leasehold;
@@ -97,6 +98,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   // Before any route: a route that declares no scope makes the build throw (route-scopes.ts).
   requireRouteScopes(app);
+  traceRequests(app, options.lh);
   securityHeaders(app);
   if (options.replyTimeoutMs !== undefined)
     replyDeadline(app, replyTimeoutMs(options.replyTimeoutMs));
