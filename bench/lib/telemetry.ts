@@ -27,10 +27,30 @@ const droppingExporter: SpanExporter = {
   shutdown: () => Promise.resolve(),
 };
 
+/** What to switch on (all of it by default); parts alone are for bench/telemetry-ab.ts. */
+export interface TelemetrySetup {
+  /** The AsyncLocalStorage context manager (what any OTel user in Node registers). */
+  contextManager: boolean;
+  /** leasehold's spans through the SDK tracer provider. */
+  tracing: boolean;
+  /** leasehold's metrics through the SDK meter provider. */
+  metrics: boolean;
+}
+
+export const FULL_TELEMETRY: TelemetrySetup = {
+  contextManager: true,
+  tracing: true,
+  metrics: true,
+};
+
 /** Instruments `lh` for the life of `fn`, then takes it all down (the next run is plain again). */
-export async function withTelemetry<T>(lh: Leasehold, fn: () => Promise<T>): Promise<T> {
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
+export async function withTelemetry<T>(
+  lh: Leasehold,
+  fn: () => Promise<T>,
+  setup: TelemetrySetup = FULL_TELEMETRY,
+): Promise<T> {
+  if (setup.contextManager)
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   const tracerProvider = new BasicTracerProvider({
     spanProcessors: [new BatchSpanProcessor(droppingExporter)],
   });
@@ -42,12 +62,20 @@ export async function withTelemetry<T>(lh: Leasehold, fn: () => Promise<T>): Pro
       }),
     ],
   });
-  const telemetry = instrument(lh, { tracerProvider, meterProvider });
+  const telemetry =
+    setup.tracing || setup.metrics
+      ? instrument(lh, {
+          tracerProvider,
+          meterProvider,
+          tracing: setup.tracing,
+          metrics: setup.metrics,
+        })
+      : undefined;
   try {
     return await fn();
   } finally {
-    telemetry.close();
+    telemetry?.close();
     await Promise.all([tracerProvider.shutdown(), meterProvider.shutdown()]);
-    context.disable();
+    if (setup.contextManager) context.disable();
   }
 }

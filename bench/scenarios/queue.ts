@@ -10,7 +10,7 @@ import { dropSchema, freshSchema } from '../lib/database.js';
 import type { IdleSetup } from '../lib/idle-latency.js';
 import { timedLoops } from '../lib/loops.js';
 import { runSustained, SUSTAINED_QUEUE, type SustainedResult } from '../lib/sustained.js';
-import { withTelemetry } from '../lib/telemetry.js';
+import { FULL_TELEMETRY, withTelemetry, type TelemetrySetup } from '../lib/telemetry.js';
 
 const QUEUE = 'bench';
 
@@ -52,7 +52,7 @@ export interface BurnDownOptions {
    * bench/lib/telemetry.ts sets it up), from before the jobs are enqueued: they carry a
    * traceparent, and each claim and handler run makes its span.
    */
-  telemetry?: boolean;
+  telemetry?: boolean | TelemetrySetup;
 }
 
 /** The tuned pool: the worker needs a few connections (claims, outcomes, renewals, presence). */
@@ -80,7 +80,11 @@ export function leaseholdDrain(
   const concurrency = o && 'defaultsAtConcurrency' in o ? o.defaultsAtConcurrency : undefined;
   return withLeasehold(url, tuned ? { poolSize: TUNED_POOL } : {}, (lh) =>
     tuned?.telemetry
-      ? withTelemetry(lh, () => drain(lh, n, tuned, concurrency, limitMs))
+      ? withTelemetry(
+          lh,
+          () => drain(lh, n, tuned, concurrency, limitMs),
+          tuned.telemetry === true ? FULL_TELEMETRY : tuned.telemetry,
+        )
       : drain(lh, n, tuned, concurrency, limitMs),
   );
 }

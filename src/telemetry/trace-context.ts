@@ -19,6 +19,9 @@ export const TRACESTATE = 'tracestate';
 /** A header value longer than this is not stored by the queue (4 × the name limit). */
 const HEADER_VALUE_MAX = 1024;
 
+const INVALID_TRACE_ID = '0'.repeat(32);
+const INVALID_SPAN_ID = '0'.repeat(16);
+
 const TRACEPARENT_FORMAT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 
 /** `00-<trace id>-<span id>-<flags>`. */
@@ -43,7 +46,9 @@ export function parseTraceparent(
     traceFlags: parseInt(flags!, 16),
     isRemote: true,
   };
-  if (!isSpanContextValid(context)) return undefined;
+  // The format checked the hex; all zeros is the one invalid id left (isSpanContextValid would
+  // run both regular expressions again, on the hot path of every handler run).
+  if (traceId === INVALID_TRACE_ID || spanId === INVALID_SPAN_ID) return undefined;
   if (typeof tracestate === 'string' && tracestate.length > 0)
     context.traceState = createTraceState(tracestate);
   return context;
