@@ -40,6 +40,7 @@ const allSrcDirs = [
   'controls',
   'tasks',
   'metrics',
+  'telemetry',
   'service',
   'client',
   'processes',

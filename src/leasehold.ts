@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { InvalidArgumentError } from './core/errors.js';
+import { ConflictError, InvalidArgumentError } from './core/errors.js';
 import type { Clock } from './core/clock.js';
 import type { Engine, MigrationReport } from './engine/engine.js';
 import { EngineMetrics } from './engine/engine-metrics.js';
@@ -30,6 +30,8 @@ import { Worker } from './queue/worker.js';
 import type { WorkerOptions } from './queue/worker-options.js';
 import type { JobTypes, TypedEnqueue } from './queue/typed-jobs.js';
 import { scheduledEnqueue } from './queue/scheduled-enqueue.js';
+import type { JobTracing } from './queue/job-tracing.js';
+import type { RequestTracing } from './runtime/request-tracing.js';
 
 /**
  * Timing (defaults in docs/architecture.md, "A silent database"): `connectTimeoutMs` (pool slot
@@ -67,6 +69,20 @@ export type ScheduleSummary = Awaited<ReturnType<Engine['scheduleList']>>[number
 export interface LeaseholdEvents {
   /** Every engine call, once it settled: operation, duration, outcome and error code. */
   engine: EngineCallEvent;
+}
+
+/**
+ * What `lh.instrument()` installs: the hooks tracing builds on (decision 0260), beside the
+ * engine's call events (`lh.on('engine')`). `leasehold/opentelemetry` is one such set; none of
+ * these types names OpenTelemetry.
+ */
+export interface LeaseholdInstrumentation {
+  /** Wraps every enqueue of this Leasehold's queues and every handler run of its workers. */
+  readonly jobs?: JobTracing;
+  /** Traces the HTTP service's requests when the service is built on this Leasehold. */
+  readonly requests?: RequestTracing;
+  /** Told of every worker and election of this Leasehold, those created so far and later ones. */
+  service?(service: Worker | Election): void;
 }
 
 export interface MemoryOptions {
@@ -121,6 +137,9 @@ export class Leasehold {
   private readonly prometheus = new Map<object | undefined, LeaseholdMetrics>();
   /** Told of every worker and election created (the Prometheus metrics watch their events). */
   private readonly serviceWatchers = new Set<(service: Worker | Election) => void>();
+  /** The hooks `instrument()` installed (decision 0260); read at each enqueue and handler run. */
+  private installed: LeaseholdInstrumentation | undefined;
+  private readonly currentJobTracing = (): JobTracing | undefined => this.installed?.jobs;
 
   private constructor(engine: Engine) {
     this.engine = this.instrumented = instrumentEngine(engine);
@@ -180,6 +199,7 @@ export class Leasehold {
       name,
       (this.enqueues ??= singleEnqueues(this.engine)),
       this.waiters,
+      this.currentJobTracing,
     );
   }
 
@@ -188,7 +208,7 @@ export class Leasehold {
    * `handlers`, `lh.worker<M>({ queues, handlers })` types each handler's payload by job type.
    */
   worker<M extends JobTypes = JobTypes>(options: WorkerOptions<M>): Worker {
-    const worker = new Worker(this.engine, options as WorkerOptions);
+    const worker = new Worker(this.engine, options as WorkerOptions, this.currentJobTracing);
     this.queueServices.add(worker);
     for (const watch of this.serviceWatchers) watch(worker);
     return worker;
@@ -316,12 +336,7 @@ export class Leasehold {
     const metrics = new LeaseholdMetrics(
       {
         onEngineCall: (listener) => this.instrumented.onCall(listener),
-        onService: (listener) => {
-          for (const s of this.queueServices) if (s instanceof Worker) listener(s);
-          for (const s of this.electionServices) if (s instanceof Election) listener(s);
-          this.serviceWatchers.add(listener);
-          return () => this.serviceWatchers.delete(listener);
-        },
+        onService: (listener) => this.watchServices(listener),
         workers: () => [...this.queueServices].filter((s) => s instanceof Worker),
         countJobs: () => this.jobs.counts(),
         countActiveLeases: () => this.leases.countActive(),
@@ -330,6 +345,41 @@ export class Leasehold {
     );
     this.prometheus.set(registry, metrics);
     return metrics;
+  }
+
+  /**
+   * Installs tracing hooks (decision 0260); returns the function that removes them. One set at
+   * a time: a second is a `ConflictError` until the first is removed. You rarely call this
+   * yourself: `instrument(lh)` of `leasehold/opentelemetry` does.
+   */
+  instrument(instrumentation: LeaseholdInstrumentation): () => void {
+    if (typeof instrumentation !== 'object' || instrumentation === null)
+      throw new InvalidArgumentError(
+        'instrumentation',
+        'must be an object { jobs?, requests?, service? }',
+      );
+    if (this.installed) throw new ConflictError('this Leasehold is already instrumented');
+    this.installed = instrumentation;
+    const service = instrumentation.service?.bind(instrumentation);
+    const unwatch = service ? this.watchServices(service) : () => {};
+    return () => {
+      if (this.installed !== instrumentation) return;
+      this.installed = undefined;
+      unwatch();
+    };
+  }
+
+  /** The hooks `instrument()` installed, or undefined. */
+  get instrumentation(): LeaseholdInstrumentation | undefined {
+    return this.installed;
+  }
+
+  /** Tells `listener` of every worker and election, those made so far and later ones. */
+  private watchServices(listener: (service: Worker | Election) => void): () => void {
+    for (const s of this.queueServices) if (s instanceof Worker) listener(s);
+    for (const s of this.electionServices) if (s instanceof Election) listener(s);
+    this.serviceWatchers.add(listener);
+    return () => this.serviceWatchers.delete(listener);
   }
 
   /** Creates or upgrades leasehold's tables; safe when many instances start at once. */

@@ -64,13 +64,13 @@ const GRAPHILE_DEFAULTS_AT = [
 ];
 
 export const tunedId = (o: BurnDownOptions): string =>
-  `burnDown.leasehold.c${o.concurrency}b${o.maxClaimBatch}${o.removeOnComplete ? '.remove' : ''}${o.metrics ? '.metrics' : ''}`;
+  `burnDown.leasehold.c${o.concurrency}b${o.maxClaimBatch}${o.removeOnComplete ? '.remove' : ''}${o.metrics ? '.metrics' : ''}${o.telemetry ? '.otel' : ''}`;
 const LEASEHOLD_TUNED_IDS = LEASEHOLD_TUNED.map(tunedId);
 const pgBossId = (s: { batchSize: number; localConcurrency: number }): string =>
   `burnDown.pgBoss.b${s.batchSize}x${s.localConcurrency}`;
 const PGBOSS_FAST_IDS = PGBOSS_FAST_SHAPES.map(pgBossId);
 const shapeLabel = (o: BurnDownOptions): string =>
-  `concurrency ${o.concurrency} / claim batch ${o.maxClaimBatch}${o.removeOnComplete ? ', removeOnComplete' : ''}${o.metrics ? ', Prometheus metrics on' : ''}`;
+  `concurrency ${o.concurrency} / claim batch ${o.maxClaimBatch}${o.removeOnComplete ? ', removeOnComplete' : ''}${o.metrics ? ', Prometheus metrics on' : ''}${o.telemetry ? ', OpenTelemetry tracing and metrics on' : ''}`;
 /**
  * The pull consumer's one shape: two receivers taking 50 each, 100 in flight at most, beside the
  * push worker's tuned shape with the same 100 (concurrency 100, claim batch 100); both keep
@@ -93,6 +93,8 @@ const FASTEST_KEEPING = LEASEHOLD_TUNED[1]!;
 const PGBOSS_NAMED = PGBOSS_FAST_SHAPES[1]!;
 /** The fastest keeping shape again with the library's metrics observing: what they cost. */
 const WITH_METRICS: BurnDownOptions = { ...FASTEST_KEEPING, metrics: true };
+/** …and with OpenTelemetry tracing and metrics (decision 0260): what they cost. */
+const WITH_TELEMETRY: BurnDownOptions = { ...FASTEST_KEEPING, telemetry: true };
 
 function system(
   ctx: FamilyContext,
@@ -132,6 +134,9 @@ export const burnDownFamily: Family = {
       ),
       system(ctx, tunedId(WITH_METRICS), `leasehold, ${shapeLabel(WITH_METRICS)}`, (n, limit) =>
         leaseholdDrain(url, n, WITH_METRICS, limit),
+      ),
+      system(ctx, tunedId(WITH_TELEMETRY), `leasehold, ${shapeLabel(WITH_TELEMETRY)}`, (n, limit) =>
+        leaseholdDrain(url, n, WITH_TELEMETRY, limit),
       ),
       system(
         ctx,
@@ -197,6 +202,13 @@ export const burnDownFamily: Family = {
       key: 'burnDownMetricsVsPlain',
       label: `burn-down, the library's Prometheus metrics on ÷ off: leasehold ${shapeLabel(FASTEST_KEEPING)}`,
       numerator: tunedId(WITH_METRICS),
+      denominator: tunedId(FASTEST_KEEPING),
+      target: { op: '>=', value: 0.95 },
+    });
+    results.ratio({
+      key: 'burnDownTelemetryVsPlain',
+      label: `burn-down, OpenTelemetry tracing (sampled, batch-exported) and metrics on ÷ off: leasehold ${shapeLabel(FASTEST_KEEPING)}`,
+      numerator: tunedId(WITH_TELEMETRY),
       denominator: tunedId(FASTEST_KEEPING),
       target: { op: '>=', value: 0.95 },
     });

@@ -10,6 +10,7 @@ import { dropSchema, freshSchema } from '../lib/database.js';
 import type { IdleSetup } from '../lib/idle-latency.js';
 import { timedLoops } from '../lib/loops.js';
 import { runSustained, SUSTAINED_QUEUE, type SustainedResult } from '../lib/sustained.js';
+import { FULL_TELEMETRY, withTelemetry, type TelemetrySetup } from '../lib/telemetry.js';
 
 const QUEUE = 'bench';
 
@@ -46,6 +47,12 @@ export interface BurnDownOptions {
   removeOnComplete?: boolean;
   /** With the library's Prometheus metrics observing (`lh.metrics()`, decision 0258). */
   metrics?: boolean;
+  /**
+   * With OpenTelemetry tracing and metrics on (`instrument(lh)`, decision 0260; the SDK as
+   * bench/lib/telemetry.ts sets it up), from before the jobs are enqueued: they carry a
+   * traceparent, and each claim and handler run makes its span.
+   */
+  telemetry?: boolean | TelemetrySetup;
 }
 
 /** The tuned pool: the worker needs a few connections (claims, outcomes, renewals, presence). */
@@ -71,28 +78,44 @@ export function leaseholdDrain(
 ): Promise<DrainResult> {
   const tuned = o && !('defaultsAtConcurrency' in o) ? o : undefined;
   const concurrency = o && 'defaultsAtConcurrency' in o ? o.defaultsAtConcurrency : undefined;
-  return withLeasehold(url, tuned ? { poolSize: TUNED_POOL } : {}, async (lh) => {
-    await enqueueNoops(lh, n);
-    if (tuned?.metrics) lh.metrics();
-    const handler = async (): Promise<undefined> => undefined;
-    const worker = tuned
-      ? lh.worker({
-          queues: QUEUE,
-          concurrency: tuned.concurrency,
-          maxClaimBatch: tuned.maxClaimBatch,
-          removeOnComplete: tuned.removeOnComplete ?? false,
-          handler,
-        })
-      : concurrency !== undefined
-        ? lh.worker({ queues: QUEUE, concurrency, handler })
-        : lh.worker({ queues: QUEUE, handler });
-    const countdown = new Countdown(n);
-    worker.events.on('job:completed', () => countdown.add());
-    await worker.start();
-    const result = await countdown.wait(limitMs);
-    await worker.stop();
-    return result;
-  });
+  return withLeasehold(url, tuned ? { poolSize: TUNED_POOL } : {}, (lh) =>
+    tuned?.telemetry
+      ? withTelemetry(
+          lh,
+          () => drain(lh, n, tuned, concurrency, limitMs),
+          tuned.telemetry === true ? FULL_TELEMETRY : tuned.telemetry,
+        )
+      : drain(lh, n, tuned, concurrency, limitMs),
+  );
+}
+
+async function drain(
+  lh: Leasehold,
+  n: number,
+  tuned: BurnDownOptions | undefined,
+  concurrency: number | undefined,
+  limitMs: number,
+): Promise<DrainResult> {
+  await enqueueNoops(lh, n);
+  if (tuned?.metrics) lh.metrics();
+  const handler = async (): Promise<undefined> => undefined;
+  const worker = tuned
+    ? lh.worker({
+        queues: QUEUE,
+        concurrency: tuned.concurrency,
+        maxClaimBatch: tuned.maxClaimBatch,
+        removeOnComplete: tuned.removeOnComplete ?? false,
+        handler,
+      })
+    : concurrency !== undefined
+      ? lh.worker({ queues: QUEUE, concurrency, handler })
+      : lh.worker({ queues: QUEUE, handler });
+  const countdown = new Countdown(n);
+  worker.events.on('job:completed', () => countdown.add());
+  await worker.start();
+  const result = await countdown.wait(limitMs);
+  await worker.stop();
+  return result;
 }
 
 /** The pull consumer's shape: `loops` receivers, each taking `max` with `receiveMany`. */

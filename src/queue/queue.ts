@@ -40,6 +40,7 @@ import {
   type FlowDefinition,
 } from './job-flows.js';
 import { JobWaiters } from './job-waiters.js';
+import { noJobTracing, type CurrentJobTracing } from './job-tracing.js';
 import { resolveWait, type WaitForOptions } from './wait-options.js';
 import {
   resolveReceive,
@@ -119,6 +120,8 @@ export class Queue {
     name: string,
     private readonly singles: Coalescer<JobSpec, EnqueueOutcome> = singleEnqueues(engine),
     private readonly waiters: JobWaiters = new JobWaiters(engine),
+    /** Tracing of enqueues, when installed (decision 0260). */
+    private readonly tracing: CurrentJobTracing = noJobTracing,
   ) {
     this.name = requireName('queue', name);
   }
@@ -126,8 +129,20 @@ export class Queue {
   async enqueue(payload: unknown, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
     const spec = toJobSpec(this.name, payload, options);
     this.checkTransaction(options.tx);
-    const outcome = options.tx
-      ? (await this.engine.jobEnqueue({ jobs: [spec], tx: options.tx }))[0]!
+    const tracing = this.tracing();
+    if (!tracing) return this.enqueueSpec(spec, options.tx);
+    const [job] = await tracing.enqueue(this.name, [spec], async () => [
+      await this.enqueueSpec(spec, options.tx),
+    ]);
+    return job as EnqueuedJob;
+  }
+
+  private async enqueueSpec(
+    spec: JobSpec,
+    tx: CallerTransaction | undefined,
+  ): Promise<EnqueuedJob> {
+    const outcome = tx
+      ? (await this.engine.jobEnqueue({ jobs: [spec], tx }))[0]!
       : await this.singles.run(spec);
     return { ...outcome.job, created: outcome.created, replaced: outcome.replaced };
   }
@@ -159,16 +174,26 @@ export class Queue {
       }
     });
     this.checkTransaction(options.tx);
+    const tracing = this.tracing();
+    if (!tracing) return this.enqueueSpecs(specs, options.tx);
+    const send = () => this.enqueueSpecs(specs, options.tx);
+    return (await tracing.enqueue(this.name, specs, send)) as EnqueuedJob[];
+  }
+
+  private async enqueueSpecs(
+    specs: readonly JobSpec[],
+    tx: CallerTransaction | undefined,
+  ): Promise<EnqueuedJob[]> {
     const batches: JobSpec[][] = [];
     for (let start = 0; start < specs.length; start += ENQUEUE_BATCH_MAX)
       batches.push(specs.slice(start, start + ENQUEUE_BATCH_MAX));
     const independent =
-      options.tx === undefined &&
+      tx === undefined &&
       specs.every((spec) => spec.key === undefined && spec.partitionKey === undefined);
     const answers = await mapLimited(
       batches,
       independent ? ENQUEUE_BATCHES_IN_FLIGHT : 1,
-      (batch) => this.engine.jobEnqueue({ jobs: batch, ...(options.tx ? { tx: options.tx } : {}) }),
+      (batch) => this.engine.jobEnqueue({ jobs: batch, ...(tx ? { tx } : {}) }),
     );
     const out: EnqueuedJob[] = [];
     for (const outcomes of answers)

@@ -30,6 +30,7 @@ import type { WorkerEvents } from './worker-events.js';
 import { silentLogger, type Logger } from '../runtime/logger.js';
 import { RunContext, type ContextHost } from './job-context.js';
 import { JobRun } from './job-run.js';
+import { noJobTracing, type CurrentJobTracing } from './job-tracing.js';
 import type { JobSleepSignal } from './job-steps.js';
 import { OutcomeBatcher } from './outcome-batcher.js';
 import { Producer } from './producer.js';
@@ -81,6 +82,8 @@ export class Worker {
   constructor(
     private readonly engine: Engine,
     options: WorkerOptions,
+    /** Tracing of handler runs, when installed (decision 0260). */
+    private readonly tracing: CurrentJobTracing = noJobTracing,
   ) {
     this.o = resolveWorkerOptions(options);
     this.clock = options.clock ?? engine.clock ?? systemClock;
@@ -269,7 +272,11 @@ export class Worker {
     let failure: unknown;
     let ok = false;
     try {
-      result = await this.o.handler(job, new RunContext(run, this.contextHost));
+      const context = new RunContext(run, this.contextHost);
+      const tracing = this.tracing();
+      result = await (tracing
+        ? tracing.handle(job, context, () => this.o.handler(job, context))
+        : this.o.handler(job, context));
       // What the engine would refuse to store fails the attempt here, with a readable error.
       if (result !== undefined) JSON.stringify(result);
       ok = true;

@@ -21,6 +21,7 @@ import type { ServiceContext, ServiceEventMap } from './context.js';
 import { sendError } from './http-errors.js';
 import { jsonBodyParser } from './json-body.js';
 import { createMetrics, metricsRoutes } from './metrics.js';
+import { traceRequests } from './request-tracing.js';
 import { openapiOptions } from './openapi.js';
 import { replyDeadline } from './reply-deadline.js';
 import { requestAuthenticator, type LeaseholdAuth } from './request-auth.js';
@@ -88,6 +89,9 @@ export const leaseholdPlugin: FastifyPluginAsync<LeaseholdPluginOptions> = async
 
   // Before any route: a route that declares no scope makes the build throw (route-scopes.ts).
   requireRouteScopes(instance);
+  // A span per request when the Leasehold is instrumented (decision 0260): inside the plugin,
+  // so a mounted service traces its own routes and none of the user's.
+  traceRequests(instance, options.leasehold);
   // The server's body limit is the app's; the plugin's routes carry their own.
   instance.addHook('onRoute', (route) => {
     route.bodyLimit ??= bodyLimit;

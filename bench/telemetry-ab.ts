@@ -1,0 +1,57 @@
+/**
+ * What OpenTelemetry costs the burn-down (decision 0260), part by part: the fastest keeping
+ * shape (concurrency 1000, claim batch 500) plain, with only the AsyncLocalStorage context
+ * manager, with leasehold's tracing (and the context manager), with its metrics alone, and with
+ * everything; in rotating order, the same job count each run. Prints each run and the median
+ * ratio of each mode to plain.
+ *
+ *   npx tsx bench/telemetry-ab.ts [jobs=20000] [rounds=5]
+ */
+import { checkpoint, startBenchDatabase } from './lib/database.js';
+import type { TelemetrySetup } from './lib/telemetry.js';
+import { leaseholdDrain } from './scenarios/queue.js';
+
+const jobs = Number(process.argv[2] ?? 20_000);
+const rounds = Number(process.argv[3] ?? 5);
+const shape = { concurrency: 1_000, maxClaimBatch: 500 };
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const MODES: Record<string, TelemetrySetup | undefined> = {
+  plain: undefined,
+  context: { contextManager: true, tracing: false, metrics: false },
+  tracing: { contextManager: true, tracing: true, metrics: false },
+  metrics: { contextManager: false, tracing: false, metrics: true },
+  full: { contextManager: true, tracing: true, metrics: true },
+};
+const names = Object.keys(MODES);
+
+const db = await startBenchDatabase();
+try {
+  const rates = new Map<string, number[]>(names.map((n) => [n, []]));
+  for (let round = 1; round <= rounds; round++) {
+    // Rotate the order, so a drift of the machine falls on every mode.
+    const order = names.map((_, i) => names[(i + round) % names.length]!);
+    for (const mode of order) {
+      await checkpoint(db.url);
+      const telemetry = MODES[mode];
+      const { rate } = await leaseholdDrain(
+        db.url,
+        jobs,
+        { ...shape, ...(telemetry ? { telemetry } : {}) },
+        600_000,
+      );
+      rates.get(mode)!.push(rate);
+      console.log(`round ${round} ${mode.padEnd(8)} ${Math.round(rate)} jobs/s`);
+    }
+  }
+  const plain = rates.get('plain')!;
+  for (const mode of names) {
+    const ratios = rates.get(mode)!.map((r, i) => r / plain[i]!);
+    console.log(
+      `${mode.padEnd(8)} median ${Math.round(median(rates.get(mode)!))} jobs/s; ÷ plain per round ` +
+        `${ratios.map((r) => r.toFixed(2)).join(' ')}, median ${median(ratios).toFixed(3)}`,
+    );
+  }
+} finally {
+  await db.stop();
+}
