@@ -277,6 +277,8 @@ export interface JobSearchParams {
   /** Only jobs past this id in `order`: the previous page's `next`. Absent: from the start. */
   cursor?: number;
   limit: number;
+  /** The most jobs this page reads (default SEARCH_SCAN_ROWS; the conformance suite's is small). */
+  scanLimit?: number;
 }
 
 export interface JobSearchPage {

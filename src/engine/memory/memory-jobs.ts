@@ -425,8 +425,9 @@ export class MemoryJobs implements JobOperations {
     const page: JobRecord[] = [];
     let scanned = 0;
     let edge: number | null = null;
+    const scanLimit = p.scanLimit ?? SEARCH_SCAN_ROWS;
     for (const r of records) {
-      if (page.length >= p.limit || scanned >= SEARCH_SCAN_ROWS) break;
+      if (page.length >= p.limit || scanned >= scanLimit) break;
       if (p.cursor !== undefined && (p.order === 'newest' ? r.id >= p.cursor : r.id <= p.cursor))
         continue;
       scanned++;
@@ -434,11 +435,7 @@ export class MemoryJobs implements JobOperations {
       if (hit(r)) page.push(r);
     }
     const next =
-      page.length >= p.limit
-        ? page[page.length - 1]!.id
-        : scanned >= SEARCH_SCAN_ROWS
-          ? edge
-          : null;
+      page.length >= p.limit ? page[page.length - 1]!.id : scanned >= scanLimit ? edge : null;
     const total = records.filter(hit).length;
     return { jobs: page.map(view), next, total, totalExact: true };
   }

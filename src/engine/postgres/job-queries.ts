@@ -18,13 +18,7 @@
  * only when the statement finished at least one job someone waits for, so the completion of a
  * job nobody waits for pays no NOTIFY.
  */
-import {
-  FINISHED_IDS_MAX,
-  JOBS_TOPIC,
-  JOB_FINISHED_TOPIC,
-  SCAN_FACTOR,
-  SEARCH_SCAN_ROWS,
-} from '../jobs.js';
+import { FINISHED_IDS_MAX, JOBS_TOPIC, JOB_FINISHED_TOPIC, SCAN_FACTOR } from '../jobs.js';
 import { MS } from './sql-units.js';
 import { DEAD_OUTCOME, flowReturning, flowSettled } from './flow-settle-sql.js';
 
@@ -194,7 +188,7 @@ const searchFilter = (a: string): string => `($1::text IS NULL OR ${a}.queue = $
   AND ($8::text IS NULL OR ${a}.payload::text ILIKE $8::text)`;
 
 /**
- * One page of the search, newest or oldest first. `scanned`: at most SEARCH_SCAN_ROWS jobs past
+ * One page of the search, newest or oldest first. `scanned`: at most $11 jobs past
  * the cursor $9, walked down (or up) the primary key whatever the statistics say (no other
  * index orders by id, and a plan on stale statistics could read every job of a status), each
  * marked with whether it matches; the payload is cast to text only for a job the cheap fields
@@ -208,7 +202,7 @@ const searchPage = (s: string, order: 'newest' | 'oldest'): string => {
       SELECT j.id, (${searchFilter('j')}) AS hit FROM ${s}.jobs j
       WHERE ($9::bigint IS NULL OR j.id ${past} $9::bigint)
       ORDER BY j.id ${direction}
-      LIMIT ${SEARCH_SCAN_ROWS}
+      LIMIT $11::integer
     ),
     page AS (SELECT id FROM scanned WHERE hit ORDER BY id ${direction} LIMIT $10::integer),
     scan AS (SELECT count(*)::integer AS scanned, ${edge}(id) AS edge FROM scanned)
@@ -442,7 +436,7 @@ export function jobQueries(s: string): JobQueries {
         AND ($3::text IS NULL OR j.partition_key = $3::text)
       ORDER BY j.id DESC LIMIT $4 OFFSET $5`,
 
-    // $1-$8 the filter (see `searchFilter`), $9 cursor, $10 limit.
+    // $1-$8 the filter (see `searchFilter`), $9 cursor, $10 limit, $11 scan limit.
     JobSearchNewest: searchPage(s, 'newest'),
     JobSearchOldest: searchPage(s, 'oldest'),
 

@@ -356,6 +356,7 @@ export class PostgresJobs implements JobOperations {
    * first page holds every match, else the planner's estimate (EXPLAIN), run beside the page.
    */
   async jobSearch(p: JobSearchParams): Promise<JobSearchPage> {
+    const scanLimit = p.scanLimit ?? SEARCH_SCAN_ROWS;
     const filter = [
       p.queue ?? null,
       p.statuses ? [...p.statuses] : null,
@@ -375,6 +376,7 @@ export class PostgresJobs implements JobOperations {
         ...filter,
         p.cursor ?? null,
         p.limit,
+        scanLimit,
       ]),
       this.ctx.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
         'JobSearchEstimate',
@@ -387,7 +389,7 @@ export class PostgresJobs implements JobOperations {
     const next =
       jobs.length >= p.limit
         ? jobs[jobs.length - 1]!.id
-        : scan.scanned >= SEARCH_SCAN_ROWS && scan.edge !== null
+        : scan.scanned >= scanLimit && scan.edge !== null
           ? toSafeInteger(scan.edge, 'jobs.id')
           : null;
     if (p.cursor === undefined && next === null)
