@@ -107,6 +107,13 @@ export {
   type BulkOptions,
   type JobFilter,
 } from './queue/bulk-operations.js';
+export { SEARCH_TEXT_MAX, type JobSearchOptions } from './queue/job-search.js';
+export {
+  SELECTION_MAX,
+  type SelectionOutcome,
+  type SelectionResult,
+} from './queue/job-selection.js';
+export { SEARCH_SCAN_ROWS } from './engine/jobs.js';
 export { QUEUE_SETTINGS_LIMITS, type QueueConfiguration } from './queue/queue-settings.js';
 export { Message, type NackOptions } from './queue/message.js';
 export {

@@ -108,6 +108,7 @@ export const FAMILY_OPERATIONS = {
     'jobGet',
     'jobWatch',
     'jobList',
+    'jobSearch',
     'jobCounts',
     'jobRescueExpired',
     'jobPrune',

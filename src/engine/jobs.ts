@@ -253,6 +253,50 @@ export interface JobListParams {
   offset: number;
 }
 
+/**
+ * The job explorer's search (decision 0266): every given field must match. A page reads at most
+ * SEARCH_SCAN_ROWS jobs (of any queue) from `cursor` on in `order`, so a search costs the same
+ * however sparse its matches or large the table; a page that found fewer than `limit` matches
+ * in a scan that ran its full length still answers a `next`.
+ */
+export interface JobSearchParams {
+  queue?: string;
+  /** Not empty when given. */
+  statuses?: readonly JobStatus[];
+  type?: string;
+  key?: string;
+  partitionKey?: string;
+  /** Created at or after this instant. */
+  createdSince?: Date;
+  /** Created before this instant. */
+  createdBefore?: Date;
+  /** Case-insensitive substring of the payload's JSON text (jsonb's `payload::text`). */
+  text?: string;
+  /** `newest`: id descending; `oldest`: id ascending. */
+  order: 'newest' | 'oldest';
+  /** Only jobs past this id in `order`: the previous page's `next`. Absent: from the start. */
+  cursor?: number;
+  limit: number;
+  /** The most jobs this page reads (default SEARCH_SCAN_ROWS; the conformance suite's is small). */
+  scanLimit?: number;
+}
+
+export interface JobSearchPage {
+  readonly jobs: Job[];
+  /** The next page's `cursor`; null when no matching job is left past this page. */
+  readonly next: number | null;
+  /** How many jobs match the filter in all (whatever the cursor). */
+  readonly total: number;
+  /**
+   * Whether `total` is a count. PostgreSQL counts only when the first page holds every match;
+   * otherwise `total` is the planner's estimate of the filter's rows (EXPLAIN), never a count.
+   */
+  readonly totalExact: boolean;
+}
+
+/** The most jobs one search page reads, matching or not (see JobSearchParams). */
+export const SEARCH_SCAN_ROWS = 20_000;
+
 export interface JobCount {
   readonly queue: string;
   readonly status: JobStatus;
@@ -361,6 +405,8 @@ export interface JobOperations {
    */
   jobWatch(params: { id: number }): Promise<Job | null>;
   jobList(params: JobListParams): Promise<Job[]>;
+  /** One page of the job explorer's search (decision 0266), with an approximate total. */
+  jobSearch(params: JobSearchParams): Promise<JobSearchPage>;
   jobCounts(): Promise<JobCount[]>;
   /** Expired processing jobs -> pending with backoff, or dead at max attempts. */
   jobRescueExpired(params: JobRescueParams): Promise<JobRescueResult>;

@@ -142,7 +142,8 @@ function statusesOf(action: BulkAction, status: unknown): JobStatus[] {
 /** An ISO 8601 date, or date and time with its zone (a time without a zone is ambiguous). */
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 
-function instant(field: string, value: unknown): Date {
+/** `value` as an instant (a Date or an ISO_INSTANT string); invalid_argument naming `field`. */
+export function instant(field: string, value: unknown): Date {
   const date =
     value instanceof Date
       ? new Date(value.getTime())

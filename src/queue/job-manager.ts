@@ -2,7 +2,7 @@
  * `lh.jobs`: jobs by id, across queues, for the people and programs that operate a queue rather
  * than produce into it (`lh.queue(name)`) or consume it in process (`lh.worker`):
  *
- * - reads and administration: `get`, `list`, `counts`, `queues`, `explain`, `steps`, `workers`, `retry`,
+ * - reads and administration: `get`, `list`, `search`, `actOn`, `counts`, `queues`, `explain`, `steps`, `workers`, `retry`,
  *   `registerWorker` and `workerHeartbeat` for workers outside the toolkit,
  *   `cancel`, `delete`, and `waitUntilFinished`;
  * - the claim protocol, for a consumer outside this process that pulls jobs one call at a time
@@ -35,7 +35,16 @@ import type {
   JobRenewed,
   WorkerRegisterParams,
 } from '../engine/jobs.js';
+import type { JobSearchPage } from '../engine/jobs.js';
 import { JobWaiters } from './job-waiters.js';
+import { toJobSearch, type JobSearchOptions } from './job-search.js';
+import {
+  actOnSelection,
+  toSelection,
+  toSelectionAction,
+  type SelectionResult,
+} from './job-selection.js';
+import type { BulkAction } from './bulk-operations.js';
 import { resolveWait, type WaitForOptions } from './wait-options.js';
 import { requireReportedStatus, requireWorkerRegistration } from './worker-registration.js';
 
@@ -110,6 +119,25 @@ export class JobManager {
       limit: requireLimit(options.limit),
       offset: requireSafeInteger('offset', options.offset ?? 0, 0),
     });
+  }
+
+  /**
+   * One page of the job explorer's search (decision 0266): the jobs matching every given filter
+   * field, newest (or oldest) first, from `cursor` (the previous page's `next`) on, with the
+   * filter's total (`totalExact`: a count, else the planner's estimate). A page reads a bounded
+   * number of jobs, so it may hold fewer than `limit` while `next` is not null: ask again.
+   */
+  async search(options: JobSearchOptions = {}): Promise<JobSearchPage> {
+    return this.engine.jobSearch(toJobSearch(options));
+  }
+
+  /**
+   * Retries, cancels or deletes each job of `ids` (at most 500) as the one-job action would,
+   * and answers what became of each, in order: `done`, `not_found`, or `refused` with its status.
+   */
+  async actOn(action: BulkAction, ids: readonly number[]): Promise<SelectionResult[]> {
+    const act = toSelectionAction(action);
+    return actOnSelection(this.engine, act, toSelection(ids));
   }
 
   /** How many jobs each queue holds in each status (fleet-wide, counted in the engine). */

@@ -33,6 +33,7 @@ import { eventRoutes } from './routes/events.js';
 import { flowRoutes } from './routes/flows.js';
 import { generatorRoutes } from './routes/generator.js';
 import { healthRoutes } from './routes/health.js';
+import { jobExplorerRoutes } from './routes/job-explorer.js';
 import { jobRoutes } from './routes/jobs.js';
 import { leaderRoutes } from './routes/leaders.js';
 import { leaseRoutes } from './routes/leases.js';
@@ -145,6 +146,7 @@ export const leaseholdPlugin: FastifyPluginAsync<LeaseholdPluginOptions> = async
   taskRoutes(instance, ctx);
   generatorRoutes(instance, ctx);
   workerRoutes(instance, ctx);
+  jobExplorerRoutes(instance, ctx);
   jobRoutes(instance, ctx);
   queueRoutes(instance, ctx);
   queueJobRoutes(instance, ctx);

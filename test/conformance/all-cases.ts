@@ -18,6 +18,7 @@ import { enqueueOptionCases } from './toolkit/enqueue-options.cases.js';
 import { fenceCases } from './toolkit/fence.cases.js';
 import { flowCases } from './toolkit/flows.cases.js';
 import { heldLeaseCases } from './toolkit/held-lease.cases.js';
+import { jobSearchCases } from './toolkit/job-search.cases.js';
 import { jobTimeoutCases } from './toolkit/job-timeout.cases.js';
 import { lockCases } from './toolkit/locks.cases.js';
 import { maintenanceCases } from './toolkit/maintenance.cases.js';
@@ -57,6 +58,7 @@ export function defineAllCases(h: EngineHarness): void {
   waitForCases(h);
   maintenanceCases(h);
   bulkOperationCases(h);
+  jobSearchCases(h);
   stepCases(h);
   flowCases(h);
   runUntilEmptyCases(h);

@@ -128,6 +128,7 @@ describe('route scopes', () => {
           'GET /api/queues',
           'GET /api/jobs/:id/explain',
           'GET /api/jobs/:id/wait',
+          'GET /api/jobs/search',
         ])
           assert.ok(byScope.read?.includes(what), `${what} needs read`);
         // Pause and resume are operator actions on jobs, as retry and cancel (decision 0242).
@@ -140,6 +141,8 @@ describe('route scopes', () => {
           'POST /api/queues/:name/jobs/retry',
           'POST /api/queues/:name/jobs/cancel',
           'POST /api/queues/:name/flows',
+          'POST /api/jobs/selection/retry',
+          'POST /api/jobs/selection/cancel',
         ])
           assert.ok(byScope.write?.includes(what), `${what} needs write`);
         for (const what of [
@@ -147,6 +150,7 @@ describe('route scopes', () => {
           'DELETE /api/jobs/:id',
           'DELETE /api/queues/:name/jobs',
           'PUT /api/queues/:name/settings',
+          'POST /api/jobs/selection/delete',
         ])
           assert.ok(byScope.admin?.includes(what), `${what} needs admin`);
         // Fastify serves a plugin's root route under a second URL with a trailing slash without

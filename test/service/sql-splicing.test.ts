@@ -26,7 +26,7 @@ const SQL_WORDS =
  *   QUARANTINE_GATE, BEGIN_EPOCH, grantsNewTerm; the claim's flow-control fragments CLAIM_LIMITS,
  *   CLAIM_ASSIGNED, RATE_STARTS, PARTITION_HEAD, PARTITION_ROOM, FAIR_RANKS, BUSY_KEYS,
  *   BUSY_KEYS_LIMITED, NOT_BUSY; the operations over many jobs' matching, matchingBatch and
- *   batchAnswer; postgres-queues.ts's `field`; step-queries.ts's HELD and isoText), which are
+ *   batchAnswer; the job search's searchFilter and searchPage; postgres-queues.ts's `field`; step-queries.ts's HELD and isoText), which are
  *   only ever called with literals, the constants above, or vetted helper calls and templates
  *   (checked below).
  */
@@ -109,6 +109,10 @@ const ALLOWED_NAMES = new Set([
   'outcome',
   'stamp',
   'alias',
+  // job-queries.ts searchPage (decision 0266): chosen from two literal tuples by the order
+  'past',
+  'direction',
+  'edge',
 ]);
 const ALLOWED_HELPERS = new Set([
   'CLOCK',
@@ -142,6 +146,9 @@ const ALLOWED_HELPERS = new Set([
   'flowValues',
   'flowSettled',
   'flowReturning',
+  // job-queries.ts: the job explorer's filter and page (decision 0266)
+  'searchFilter',
+  'searchPage',
 ]);
 
 export interface Splice {

@@ -7,6 +7,7 @@ import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { apiKey, setApiKey } from './api.js';
 import { Generator } from './components/Generator.js';
+import { JobExplorer } from './components/JobExplorer.js';
 import { Jobs } from './components/Jobs.js';
 import { Leaders } from './components/Leaders.js';
 import { Leases } from './components/Leases.js';
@@ -115,6 +116,7 @@ function App() {
           <a href="#leases">Leases</a>
           <a href="#leaders">Leaders</a>
           <a href="#jobs">Jobs</a>
+          <a href="#explorer">Explorer</a>
           <a href="#workers">Workers</a>
           <a href="#generator">Generator</a>
         </nav>
@@ -156,6 +158,7 @@ function App() {
           <Leases leases={snapshot.leases} offsetMs={offsetMs} flashes={flashes} />
           <Leaders leaders={snapshot.leaders} schedules={snapshot.schedules} offsetMs={offsetMs} />
           <Jobs snapshot={snapshot} onError={setError} />
+          <JobExplorer snapshot={snapshot} onError={setError} />
           <Workers workers={snapshot.workers} offsetMs={offsetMs} />
         </main>
       )}

@@ -94,6 +94,8 @@ export interface JobView {
   availableAt: string;
   claimedBy: string | null;
   leaseExpiresAt: string | null;
+  /** When the latest claim took it (the job row keeps only the latest claim). */
+  claimedAt?: string | null;
   generation: number;
   result: unknown;
   lastError: string | null;
@@ -109,6 +111,8 @@ export interface JobView {
   /** GET /api/jobs/:id only: a flow parent's first 100 children, and how many in all. */
   children?: JobChildView[];
   childCount?: number;
+  /** GET /api/jobs/:id only: the steps it recorded (ctx.step, ctx.sleep), in order. */
+  steps?: JobStepView[];
 }
 
 /** A child of a flow's parent, as GET /api/jobs/:id lists it. */
@@ -118,4 +122,41 @@ export interface JobChildView {
   type: string | null;
   status: string;
   parentPolicy: string;
+}
+
+// --- job explorer (issue 30 part 2 and 3, decision 0266) ---------------------------------
+
+/** A recorded step (GET /api/jobs/:id `steps`). */
+export interface JobStepView {
+  name: string;
+  value: unknown;
+  generation: number;
+  recordedAt: string;
+}
+
+/** GET /api/jobs/search. */
+export interface JobSearchView {
+  jobs: JobView[];
+  next: number | null;
+  total: number;
+  totalExact: boolean;
+}
+
+/** POST /api/jobs/selection/{retry,cancel,delete}. */
+export interface SelectionView {
+  done: number;
+  results: { id: number; outcome: 'done' | 'not_found' | 'refused'; status?: string }[];
+}
+
+/** GET /api/jobs/:id/explain: why a job is not running, and that reason's fields. */
+export interface ExplanationView {
+  reason: string;
+  status?: string;
+  unfinished?: number;
+  until?: string;
+  behind?: number;
+  inFlight?: number;
+  limit?: number;
+  nextSlotAt?: string;
+  per?: number;
 }

@@ -21,12 +21,14 @@ import {
   JOBS_TOPIC,
   JOB_FINISHED_TOPIC,
   SCAN_FACTOR,
+  SEARCH_SCAN_ROWS,
   markLimited,
   finishedPayload,
   newJob,
   type REPLACED_FIELDS,
 } from '../jobs.js';
 import { MemoryFlows } from './memory-flows.js';
+import { jsonbText } from './jsonb-text.js';
 import {
   claimOrder,
   dedupKey,
@@ -51,6 +53,8 @@ import type {
   JobFailParams,
   JobLeaseRef,
   JobListParams,
+  JobSearchPage,
+  JobSearchParams,
   JobOperations,
   JobProgressParams,
   JobPruneParams,
@@ -410,6 +414,32 @@ export class MemoryJobs implements JobOperations {
       .map(view);
   }
 
+  /**
+   * One page of the explorer's search, scanned as the SQL scans it (job-queries.ts, searchPage):
+   * at most SEARCH_SCAN_ROWS jobs past the cursor. The total is always a count here.
+   */
+  async jobSearch(p: JobSearchParams): Promise<JobSearchPage> {
+    const records = [...this.jobs.values()];
+    if (p.order === 'newest') records.reverse();
+    const hit = searchMatcher(p);
+    const page: JobRecord[] = [];
+    let scanned = 0;
+    let edge: number | null = null;
+    const scanLimit = p.scanLimit ?? SEARCH_SCAN_ROWS;
+    for (const r of records) {
+      if (page.length >= p.limit || scanned >= scanLimit) break;
+      if (p.cursor !== undefined && (p.order === 'newest' ? r.id >= p.cursor : r.id <= p.cursor))
+        continue;
+      scanned++;
+      edge = r.id;
+      if (hit(r)) page.push(r);
+    }
+    const next =
+      page.length >= p.limit ? page[page.length - 1]!.id : scanned >= scanLimit ? edge : null;
+    const total = records.filter(hit).length;
+    return { jobs: page.map(view), next, total, totalExact: true };
+  }
+
   /** One row per (queue, status) with at least one job, by queue then lifecycle order. */
   async jobCounts(): Promise<JobCount[]> {
     const counts = new Map<string, Map<string, number>>();
@@ -581,6 +611,24 @@ function matches(r: JobRecord, m: JobMatch): boolean {
     (m.createdSince === undefined || created >= m.createdSince.getTime()) &&
     (m.createdBefore === undefined || created < m.createdBefore.getTime())
   );
+}
+
+/** Whether a job matches the search's filter (as job-queries.ts, searchFilter). */
+function searchMatcher(p: JobSearchParams): (r: JobRecord) => boolean {
+  const text = p.text?.toLowerCase();
+  return (r) => {
+    const created = r.createdAt.getTime();
+    return (
+      (p.queue === undefined || r.queue === p.queue) &&
+      (p.statuses === undefined || p.statuses.includes(r.status)) &&
+      (p.type === undefined || r.type === p.type) &&
+      (p.key === undefined || r.key === p.key) &&
+      (p.partitionKey === undefined || r.partitionKey === p.partitionKey) &&
+      (p.createdSince === undefined || created >= p.createdSince.getTime()) &&
+      (p.createdBefore === undefined || created < p.createdBefore.getTime()) &&
+      (text === undefined || jsonbText(r.payload).toLowerCase().includes(text))
+    );
+  };
 }
 
 function refuseTransaction(tx: CallerTransaction | undefined): void {

@@ -6,7 +6,7 @@
  */
 import { ConflictError, LeaseholdError } from '../../core/errors.js';
 import type { Job } from '../../core/types.js';
-import { markLimited } from '../jobs.js';
+import { SEARCH_SCAN_ROWS, markLimited } from '../jobs.js';
 import type {
   ClaimedJobs,
   EnqueueOutcome,
@@ -20,6 +20,8 @@ import type {
   JobFailParams,
   JobLeaseRef,
   JobListParams,
+  JobSearchPage,
+  JobSearchParams,
   JobOperations,
   JobProgressParams,
   JobPruneParams,
@@ -349,6 +351,53 @@ export class PostgresJobs implements JobOperations {
     return rows.map(mapJob);
   }
 
+  /**
+   * One page of the explorer's search (decision 0266) and the filter's total: a count when this
+   * first page holds every match, else the planner's estimate (EXPLAIN), run beside the page.
+   */
+  async jobSearch(p: JobSearchParams): Promise<JobSearchPage> {
+    const scanLimit = p.scanLimit ?? SEARCH_SCAN_ROWS;
+    const filter = [
+      p.queue ?? null,
+      p.statuses ? [...p.statuses] : null,
+      p.type ?? null,
+      p.key ?? null,
+      p.partitionKey ?? null,
+      p.createdSince ?? null,
+      p.createdBefore ?? null,
+      p.text === undefined ? null : `%${escapeLike(p.text)}%`,
+    ];
+    const [name, text] =
+      p.order === 'newest'
+        ? ['JobSearchNewest', this.sql.JobSearchNewest]
+        : ['JobSearchOldest', this.sql.JobSearchOldest];
+    const [rows, plan] = await Promise.all([
+      this.ctx.query<JobRow & { scanned: number; edge: string | null }>(name, text, [
+        ...filter,
+        p.cursor ?? null,
+        p.limit,
+        scanLimit,
+      ]),
+      this.ctx.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
+        'JobSearchEstimate',
+        this.sql.JobSearchEstimate,
+        filter,
+      ),
+    ]);
+    const jobs = rows.filter((r) => r.id !== null).map(mapJob);
+    const scan = rows[0]!;
+    const next =
+      jobs.length >= p.limit
+        ? jobs[jobs.length - 1]!.id
+        : scan.scanned >= scanLimit && scan.edge !== null
+          ? toSafeInteger(scan.edge, 'jobs.id')
+          : null;
+    if (p.cursor === undefined && next === null)
+      return { jobs, next, total: jobs.length, totalExact: true };
+    const estimate = Math.round(plan[0]?.['QUERY PLAN'][0].Plan['Plan Rows'] ?? 0);
+    return { jobs, next, total: Math.max(estimate, jobs.length), totalExact: false };
+  }
+
   /** One row per (queue, status) with at least one job, by queue then lifecycle order. */
   async jobCounts(): Promise<JobCount[]> {
     const rows = await this.ctx.query<{ queue: string; status: JobCount['status']; count: string }>(
@@ -469,4 +518,9 @@ function lostClaimRace(error: unknown): boolean {
 function deadlocked(error: unknown): boolean {
   const cause = error instanceof LeaseholdError ? (error.cause as { code?: string }) : undefined;
   return cause?.code === '40P01';
+}
+
+/** `text` as a literal inside a LIKE pattern: its `%`, `_` and backslash match only themselves. */
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }

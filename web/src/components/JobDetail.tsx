@@ -1,4 +1,7 @@
-import type { JobView } from '../types.js';
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { jobTimeline, splitError } from '../job-timeline.js';
+import type { ExplanationView, JobView } from '../types.js';
 
 /** A percentage as a bar; an object as its JSON. */
 function Progress({ value }: { value: JobView['progress'] }) {
@@ -74,6 +77,109 @@ function Flow({ job, onOpen }: { job: JobView; onOpen: (id: number) => void }) {
   );
 }
 
+/** The explain API's answer in words (docs/queue.md, "Why isn't it running?"). */
+function explanationText(e: ExplanationView): string {
+  switch (e.reason) {
+    case 'ready':
+      return 'It is ready: the next claim of a worker of its queue takes it.';
+    case 'scheduled':
+      return `It is scheduled to run at ${e.until ?? '?'}.`;
+    case 'backoff':
+      return `It waits out its retry backoff until ${e.until ?? '?'}.`;
+    case 'paused':
+      return 'Its queue is paused.';
+    case 'partition':
+      return `It waits behind job #${e.behind ?? '?'} of its partition key.`;
+    case 'concurrency':
+      return `Its queue is at its concurrency limit (${e.inFlight ?? '?'} of ${e.limit ?? '?'} in flight).`;
+    case 'rate':
+      return `Its queue's rate limit allows the next start at ${e.nextSlotAt ?? '?'}.`;
+    case 'no-worker':
+      return 'No live worker lists its queue.';
+    case 'children':
+      return `It waits for ${e.unfinished ?? '?'} of its flow's children to finish.`;
+    case 'not-pending':
+      return `It is ${e.status ?? 'not pending'}.`;
+    default:
+      return e.reason;
+  }
+}
+
+/** "Why isn't it running?": the explain API's first reason, for a job that waits. */
+function WhyNotRunning({ job }: { job: JobView }) {
+  const [answer, setAnswer] = useState<ExplanationView | string | null>(null);
+  const waits = job.status === 'pending' || job.status === 'waiting';
+  useEffect(() => {
+    if (!waits) return;
+    api<ExplanationView>('GET', `/api/jobs/${job.id}/explain`)
+      .then(setAnswer)
+      .catch((error: Error) => setAnswer(error.message));
+  }, [job.id, job.status, job.availableAt, waits]);
+  if (!waits) return null;
+  return (
+    <>
+      <h4>Why isn't it running?</h4>
+      <p data-testid="job-explain" role="status">
+        {answer === null ? (
+          <span class="muted">Asking…</span>
+        ) : typeof answer === 'string' ? (
+          <span class="error-text">{answer}</span>
+        ) : (
+          <>
+            <span class="pill">{answer.reason}</span> {explanationText(answer)}
+          </>
+        )}
+      </p>
+    </>
+  );
+}
+
+function Timeline({ job }: { job: JobView }) {
+  return (
+    <ol class="timeline" data-testid="job-timeline">
+      {jobTimeline(job).map((e, i) => (
+        <li key={i} class={e.tone ?? ''}>
+          <time dateTime={e.at}>{e.at.replace('T', ' ').replace('Z', '')}</time>{' '}
+          <strong>{e.what}</strong>
+          {e.detail ? <span class="mono"> {e.detail}</span> : null}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function Steps({ job }: { job: JobView }) {
+  const steps = job.steps ?? [];
+  if (steps.length === 0) return null;
+  return (
+    <>
+      <h4>Steps</h4>
+      <div class="table-wrap">
+        <table data-testid="job-steps">
+          <thead>
+            <tr>
+              <th scope="col">Step</th>
+              <th scope="col">Value</th>
+              <th scope="col">Generation</th>
+              <th scope="col">Recorded</th>
+            </tr>
+          </thead>
+          <tbody>
+            {steps.map((s) => (
+              <tr key={s.name}>
+                <td class="mono">{s.name}</td>
+                <td class="mono">{JSON.stringify(s.value)}</td>
+                <td>{s.generation}</td>
+                <td>{s.recordedAt}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
 export function JobDetail({
   job,
   onClose,
@@ -111,13 +217,20 @@ export function JobDetail({
         <dt>Available at</dt>
         <dd>{job.availableAt}</dd>
         <dt>Claimed by</dt>
-        <dd class="mono">{job.claimedBy ?? '–'}</dd>
+        <dd class="mono">
+          {job.claimedBy ?? '–'}
+          {job.claimedBy ? ` (token ${job.generation})` : ''}
+        </dd>
         <dt>Progress</dt>
         <dd data-testid="job-progress">
           <Progress value={job.progress ?? null} />
         </dd>
       </dl>
+      <WhyNotRunning job={job} />
+      <h4>Timeline</h4>
+      <Timeline job={job} />
       <Flow job={job} onOpen={onOpen} />
+      <Steps job={job} />
       <h4>Payload</h4>
       <pre>{JSON.stringify(job.payload, null, 2)}</pre>
       <h4>Headers</h4>
@@ -132,13 +245,22 @@ export function JobDetail({
       {job.errors.length === 0 ? (
         <p class="muted">No failed attempts.</p>
       ) : (
-        <ol class="history">
-          {job.errors.map((e) => (
-            <li key={`${e.attempt}-${e.at}`}>
-              <span class="mono">attempt {e.attempt}</span> at {e.at}:{' '}
-              <span class="error-text">{e.error}</span>
-            </li>
-          ))}
+        <ol class="history" data-testid="job-attempts">
+          {job.errors.map((e) => {
+            const { message, stack } = splitError(e.error);
+            return (
+              <li key={`${e.attempt}-${e.at}`}>
+                <span class="mono">attempt {e.attempt}</span> at {e.at}:{' '}
+                <span class="error-text">{message}</span>
+                {stack ? (
+                  <details>
+                    <summary>Stack</summary>
+                    <pre>{stack}</pre>
+                  </details>
+                ) : null}
+              </li>
+            );
+          })}
         </ol>
       )}
     </div>
