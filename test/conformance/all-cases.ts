@@ -11,6 +11,7 @@ import { lockEngineCases } from './engine/locks.cases.js';
 import { notificationEngineCases } from './engine/notifications.cases.js';
 import { queueSettingsEngineCases } from './engine/queue-settings.cases.js';
 import { semaphoreEngineCases } from './engine/semaphores.cases.js';
+import { trendEngineCases } from './engine/trends.cases.js';
 import { workerEngineCases } from './engine/workers.cases.js';
 import { bulkOperationCases } from './toolkit/bulk-operations.cases.js';
 import { electionCases } from './toolkit/election.cases.js';
@@ -42,6 +43,7 @@ export function defineAllCases(h: EngineHarness): void {
   controlEngineCases(h);
   queueSettingsEngineCases(h);
   flowEngineCases(h);
+  trendEngineCases(h);
   // toolkit level: the engine-agnostic services built on top
   heldLeaseCases(h);
   lockCases(h);
