@@ -27,6 +27,7 @@ import { pullConsumerCases } from './toolkit/pull-consumer.cases.js';
 import { scheduleCases } from './toolkit/schedules.cases.js';
 import { semaphoreCases } from './toolkit/semaphore.cases.js';
 import { stepCases } from './toolkit/steps.cases.js';
+import { trendCases } from './toolkit/trends.cases.js';
 import { waitForCases } from './toolkit/wait-for.cases.js';
 import { workerCases } from './toolkit/worker.cases.js';
 
@@ -58,6 +59,7 @@ export function defineAllCases(h: EngineHarness): void {
   enqueueOptionCases(h);
   waitForCases(h);
   maintenanceCases(h);
+  trendCases(h);
   bulkOperationCases(h);
   stepCases(h);
   flowCases(h);
