@@ -37,6 +37,7 @@ import { leaderRoutes } from './routes/leaders.js';
 import { leaseRoutes } from './routes/leases.js';
 import { queueJobRoutes } from './routes/queue-jobs.js';
 import { queueRoutes } from './routes/queues.js';
+import { trendRoutes } from './routes/trends.js';
 import { taskRoutes } from './routes/tasks.js';
 import { workerRoutes } from './routes/workers.js';
 
@@ -143,6 +144,7 @@ export const leaseholdPlugin: FastifyPluginAsync<LeaseholdPluginOptions> = async
   workerRoutes(instance, ctx);
   jobRoutes(instance, ctx);
   queueRoutes(instance, ctx);
+  trendRoutes(instance, ctx);
   queueJobRoutes(instance, ctx);
   flowRoutes(instance, ctx);
   leaderRoutes(instance, ctx);
