@@ -9,8 +9,9 @@
  *   one row per (minute, queue) that has a figure or, for the current minute, live jobs. It is
  *   idempotent: recording the same minute again rewrites it. Counts never go down on a rewrite
  *   (a job deleted or retried since does not undo what was seen); latencies are replaced when
- *   at least as many starts are seen. Depth is sampled for the current minute only; a minute
- *   recorded after it ended keeps the depth it had, or none.
+ *   at least as many starts are seen. Depth is sampled for the current minute only, for every
+ *   queue with live jobs or a row of that minute already (0s when its live jobs are gone); a
+ *   minute recorded after it ended keeps the depth it had, or none.
  * - Only what the jobs still show is countable: a job deleted when it completed
  *   (`removeOnComplete`) or pruned before its minute is recorded is not counted.
  * - `trendsList` answers rows with `from <= minute < to` (of one queue when given), by minute,

@@ -11,6 +11,8 @@ import { Jobs } from './components/Jobs.js';
 import { Leaders } from './components/Leaders.js';
 import { Leases } from './components/Leases.js';
 import { Overview } from './components/Overview.js';
+import { Queues } from './components/Queues.js';
+import { Trends } from './components/Trends.js';
 import { Workers } from './components/Workers.js';
 import { connectStream } from './stream.js';
 import type { LeaseView, Snapshot } from './types.js';
@@ -115,6 +117,8 @@ function App() {
           <a href="#leases">Leases</a>
           <a href="#leaders">Leaders</a>
           <a href="#jobs">Jobs</a>
+          <a href="#queues">Queues</a>
+          <a href="#trends">Trends</a>
           <a href="#workers">Workers</a>
           <a href="#generator">Generator</a>
         </nav>
@@ -156,6 +160,8 @@ function App() {
           <Leases leases={snapshot.leases} offsetMs={offsetMs} flashes={flashes} />
           <Leaders leaders={snapshot.leaders} schedules={snapshot.schedules} offsetMs={offsetMs} />
           <Jobs snapshot={snapshot} onError={setError} />
+          <Queues snapshot={snapshot} onError={setError} />
+          <Trends snapshot={snapshot} onError={setError} />
           <Workers workers={snapshot.workers} offsetMs={offsetMs} />
         </main>
       )}

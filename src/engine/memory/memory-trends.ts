@@ -92,7 +92,13 @@ export class MemoryTrends implements TrendOperations {
         depths.set(job.queue, depth);
       }
     }
+    // Rows of the minute under way get its depth now, though their queue emptied.
+    for (const row of this.rows.values())
+      if (row.minute.getTime() === current) at(current, row.queue);
     for (const [queue, depth] of depths) at(current, queue).depth = depth;
+    for (const [key, f] of figures)
+      if (key.startsWith(`${current}|`) && f.depth === null)
+        f.depth = { waiting: 0, pending: 0, processing: 0 };
     let written = 0;
     for (const [key, f] of figures) {
       const separator = key.indexOf('|');

@@ -38,6 +38,10 @@ const MINUTE = (at: string): string =>
 const PERCENTILE = (p: number): string =>
   `round((percentile_cont(${p}) WITHIN GROUP (ORDER BY t.pickup_ms))::numeric, 3)::float8`;
 
+/** The current minute's depth: 0 for a queue without live jobs; none for a past minute. */
+const NOW_DEPTH = (status: string): string =>
+  `CASE WHEN k.minute = b.current THEN coalesce(d.${status}, 0) END`;
+
 const COLUMNS = `minute, queue, completed, failed, dead, started, pickup_p50_ms, pickup_p99_ms,
   waiting, pending, processing`;
 
@@ -128,13 +132,15 @@ export class PostgresTrends implements TrendOperations {
           UNION SELECT minute, queue FROM started
           UNION SELECT minute, queue FROM failures
           UNION SELECT b.current, d.queue FROM depth d, bounds b
+          -- rows of the minute under way get its depth now, though their queue emptied
+          UNION SELECT t.minute, t.queue FROM ${s}.queue_trends t, bounds b WHERE t.minute = b.current
         ),
         written AS (
           INSERT INTO ${s}.queue_trends AS q (minute, queue, completed, failed, dead, started,
             pickup_p50_ms, pickup_p99_ms, waiting, pending, processing, recorded_at)
           SELECT k.minute, k.queue, coalesce(f.completed, 0), coalesce(x.failed, 0),
                  coalesce(f.dead, 0), coalesce(st.started, 0), st.p50, st.p99,
-                 d.waiting, d.pending, d.processing, c.now
+                 ${NOW_DEPTH('waiting')}, ${NOW_DEPTH('pending')}, ${NOW_DEPTH('processing')}, c.now
           FROM keys k
           CROSS JOIN bounds b CROSS JOIN clock c
           LEFT JOIN finished f ON f.minute = k.minute AND f.queue = k.queue

@@ -106,24 +106,30 @@ export function trendEngineCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
-      'rewrites the minute under way idempotently, never lowers a count, and keeps its depth once it ended',
+      'rewrites the minute under way idempotently with its depth now, never lowers a count, and keeps a past depth',
       async ({ engine, clock }) => {
         const m = await nextMinute(clock);
+        const thisMinute = { from: m, to: new Date(m.getTime() + MINUTE) };
         const id = await enqueue(engine, 'q');
         const [job] = await claim(engine, 'q');
         await engine.jobComplete({ workerId: 'w', jobs: [{ id, generation: job!.generation }] });
         await engine.trendsRecord({ maxMinutes: 60 });
-        const once = await engine.trendsList({ from: m, to: new Date(m.getTime() + MINUTE) });
+        const once = await engine.trendsList(thisMinute);
         assert.equal(once[0]?.completed, 1);
-        assert.equal(once[0]?.depth, null, 'no live job: no depth row needed, none sampled');
-        await enqueue(engine, 'q'); // a backlog appears in the same minute
+        assert.deepEqual(once[0]?.depth, { waiting: 0, pending: 0, processing: 0 });
+        const backlog = await enqueue(engine, 'q'); // a backlog appears in the same minute
         assert.equal((await engine.trendsRecord({ maxMinutes: 60 })).rows, 1);
-        const twice = await engine.trendsList({ from: m, to: new Date(m.getTime() + MINUTE) });
+        const twice = await engine.trendsList(thisMinute);
         assert.deepEqual(twice, [
           { ...once[0]!, depth: { waiting: 0, pending: 1, processing: 0 } },
         ]);
+        // The backlog deleted within the minute: its row is rewritten, no stale depth left.
+        assert.equal(await engine.jobDelete({ id: backlog }), true);
+        assert.equal((await engine.trendsRecord({ maxMinutes: 60 })).rows, 1);
+        assert.deepEqual(await engine.trendsList(thisMinute), once);
         // The completed job deleted: what was seen stays counted.
         assert.equal(await engine.jobDelete({ id }), true);
+        await enqueue(engine, 'q');
         const next = await nextMinute(clock);
         const recorded = await engine.trendsRecord({ maxMinutes: 60 });
         // From the newest minute recorded; the deleted job's minute has nothing to rewrite.
@@ -132,7 +138,7 @@ export function trendEngineCases(h: EngineHarness): void {
         assert.deepEqual(
           rows.map((r) => [r.minute.getTime() - m.getTime(), r.completed, r.depth?.pending]),
           [
-            [0, 1, 1],
+            [0, 1, 0],
             [MINUTE, 0, 1],
           ],
         );
