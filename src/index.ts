@@ -124,6 +124,15 @@ export {
 } from './queue/receive-options.js';
 export type { WaitForOptions } from './queue/wait-options.js';
 export type * from './engine/queues.js';
+export type * from './engine/trends.js';
+export type { QueueTrendMinute, TrendDepth } from './core/trends.js';
+export {
+  TREND_WINDOWS,
+  type TrendPoint,
+  type TrendSeries,
+  type TrendWindow,
+  type TrendsOptions,
+} from './queue/trend-series.js';
 export {
   JobManager,
   type ClaimOptions,

@@ -21,6 +21,7 @@ import type { QueueOperations } from './queues.js';
 import type { ScheduleSlotOperations } from './schedule-slots.js';
 import type { SemaphoreOperations } from './semaphores.js';
 import type { StepOperations } from './steps.js';
+import type { TrendOperations } from './trends.js';
 
 /** One implementation per family: what an engine composes (the same object may serve several). */
 export interface EngineFamilies {
@@ -37,6 +38,7 @@ export interface EngineFamilies {
   readonly queues: QueueOperations;
   readonly steps: StepOperations;
   readonly flows: FlowOperations;
+  readonly trends: TrendOperations;
 }
 
 export type EngineFamilyName = keyof EngineFamilies;
@@ -56,7 +58,8 @@ export interface EngineOperations
     ControlOperations,
     QueueOperations,
     StepOperations,
-    FlowOperations {}
+    FlowOperations,
+    TrendOperations {}
 
 export type EngineOperationName = keyof EngineOperations;
 
@@ -119,6 +122,7 @@ export const FAMILY_OPERATIONS = {
   queues: ['queueSettingsGet', 'queueSettingsList', 'queueConfigure', 'jobExplain'],
   steps: ['jobSteps', 'jobStepRun', 'jobSleep'],
   flows: ['jobEnqueueFlow', 'jobChildren'],
+  trends: ['trendsRecord', 'trendsList', 'trendsPrune'],
 } as const satisfies { readonly [F in EngineFamilyName]: readonly (keyof EngineFamilies[F])[] };
 
 type Unlisted<F extends EngineFamilyName> = Exclude<
@@ -143,6 +147,7 @@ const everyListed: {
   queues: true,
   steps: true,
   flows: true,
+  trends: true,
 };
 void everyListed;
 

@@ -45,6 +45,13 @@ import {
   type SelectionResult,
 } from './job-selection.js';
 import type { BulkAction } from './bulk-operations.js';
+import {
+  resolveTrendsOptions,
+  trendRange,
+  trendSeries,
+  type TrendSeries,
+  type TrendsOptions,
+} from './trend-series.js';
 import { resolveWait, type WaitForOptions } from './wait-options.js';
 import { requireReportedStatus, requireWorkerRegistration } from './worker-registration.js';
 
@@ -178,6 +185,21 @@ export class JobManager {
         const { settings: s, counts: n } = byQueue.get(queue)!;
         return { ...s, counts: n };
       });
+  }
+
+  /**
+   * The queues' trends over the last hour (a point a minute) or day (a point per 5 minutes):
+   * throughput, failures, pickup latency and depth, from the per-minute rows the maintainer
+   * records (decision 0265), summed over queues unless `queue` is given.
+   */
+  async trends(options: TrendsOptions = {}): Promise<TrendSeries> {
+    const { window, queue } = resolveTrendsOptions(options);
+    const range = trendRange(window, await this.engine.now());
+    const rows = await this.engine.trendsList({
+      ...range,
+      ...(queue === undefined ? {} : { queue }),
+    });
+    return trendSeries(window, queue ?? null, range, rows);
   }
 
   /**

@@ -39,6 +39,7 @@ import { leaderRoutes } from './routes/leaders.js';
 import { leaseRoutes } from './routes/leases.js';
 import { queueJobRoutes } from './routes/queue-jobs.js';
 import { queueRoutes } from './routes/queues.js';
+import { trendRoutes } from './routes/trends.js';
 import { taskRoutes } from './routes/tasks.js';
 import { workerRoutes } from './routes/workers.js';
 
@@ -149,6 +150,7 @@ export const leaseholdPlugin: FastifyPluginAsync<LeaseholdPluginOptions> = async
   jobExplorerRoutes(instance, ctx);
   jobRoutes(instance, ctx);
   queueRoutes(instance, ctx);
+  trendRoutes(instance, ctx);
   queueJobRoutes(instance, ctx);
   flowRoutes(instance, ctx);
   leaderRoutes(instance, ctx);

@@ -11,6 +11,7 @@ import { lockEngineCases } from './engine/locks.cases.js';
 import { notificationEngineCases } from './engine/notifications.cases.js';
 import { queueSettingsEngineCases } from './engine/queue-settings.cases.js';
 import { semaphoreEngineCases } from './engine/semaphores.cases.js';
+import { trendEngineCases } from './engine/trends.cases.js';
 import { workerEngineCases } from './engine/workers.cases.js';
 import { bulkOperationCases } from './toolkit/bulk-operations.cases.js';
 import { electionCases } from './toolkit/election.cases.js';
@@ -27,6 +28,7 @@ import { pullConsumerCases } from './toolkit/pull-consumer.cases.js';
 import { scheduleCases } from './toolkit/schedules.cases.js';
 import { semaphoreCases } from './toolkit/semaphore.cases.js';
 import { stepCases } from './toolkit/steps.cases.js';
+import { trendCases } from './toolkit/trends.cases.js';
 import { waitForCases } from './toolkit/wait-for.cases.js';
 import { workerCases } from './toolkit/worker.cases.js';
 
@@ -43,6 +45,7 @@ export function defineAllCases(h: EngineHarness): void {
   controlEngineCases(h);
   queueSettingsEngineCases(h);
   flowEngineCases(h);
+  trendEngineCases(h);
   // toolkit level: the engine-agnostic services built on top
   heldLeaseCases(h);
   lockCases(h);
@@ -57,6 +60,7 @@ export function defineAllCases(h: EngineHarness): void {
   enqueueOptionCases(h);
   waitForCases(h);
   maintenanceCases(h);
+  trendCases(h);
   bulkOperationCases(h);
   jobSearchCases(h);
   stepCases(h);

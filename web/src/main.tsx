@@ -12,6 +12,8 @@ import { Jobs } from './components/Jobs.js';
 import { Leaders } from './components/Leaders.js';
 import { Leases } from './components/Leases.js';
 import { Overview } from './components/Overview.js';
+import { Queues } from './components/Queues.js';
+import { Trends } from './components/Trends.js';
 import { Workers } from './components/Workers.js';
 import { connectStream } from './stream.js';
 import type { LeaseView, Snapshot } from './types.js';
@@ -117,6 +119,8 @@ function App() {
           <a href="#leaders">Leaders</a>
           <a href="#jobs">Jobs</a>
           <a href="#explorer">Explorer</a>
+          <a href="#queues">Queues</a>
+          <a href="#trends">Trends</a>
           <a href="#workers">Workers</a>
           <a href="#generator">Generator</a>
         </nav>
@@ -159,6 +163,8 @@ function App() {
           <Leaders leaders={snapshot.leaders} schedules={snapshot.schedules} offsetMs={offsetMs} />
           <Jobs snapshot={snapshot} onError={setError} />
           <JobExplorer snapshot={snapshot} onError={setError} />
+          <Queues snapshot={snapshot} onError={setError} />
+          <Trends snapshot={snapshot} onError={setError} />
           <Workers workers={snapshot.workers} offsetMs={offsetMs} />
         </main>
       )}

@@ -160,3 +160,44 @@ export interface ExplanationView {
   nextSlotAt?: string;
   per?: number;
 }
+
+/** Unfinished jobs by status as the maintainer sampled them (decision 0265). */
+export interface TrendDepthView {
+  waiting: number;
+  pending: number;
+  processing: number;
+}
+
+/** The figures of a minute or of a point (GET /api/trends). */
+export interface TrendFiguresView {
+  completed: number;
+  failed: number;
+  dead: number;
+  started: number;
+  pickupP50Ms: number | null;
+  pickupP99Ms: number | null;
+  depth: TrendDepthView | null;
+}
+
+/** One point of a trends series: `stepMinutes` minutes from `at`. */
+export interface TrendPointView extends TrendFiguresView {
+  at: string;
+  failureRate: number | null;
+}
+
+/** A queue's newest recorded minute. */
+export interface TrendMinuteView extends TrendFiguresView {
+  minute: string;
+  queue: string;
+}
+
+/** GET /api/trends: the last hour (60 points) or day (288 points of 5 minutes). */
+export interface TrendSeriesView {
+  window: '1h' | '1d';
+  queue: string | null;
+  stepMinutes: number;
+  from: string;
+  to: string;
+  points: TrendPointView[];
+  latest: TrendMinuteView[];
+}

@@ -19,6 +19,7 @@ import { MemoryScheduleSlots } from './memory-schedule-slots.js';
 import { MemorySemaphores } from './memory-semaphores.js';
 import { MemorySteps } from './memory-steps.js';
 import { MemoryNotifier } from './memory-notifier.js';
+import { MemoryTrends } from './memory-trends.js';
 import { MemoryWorkers } from './memory-workers.js';
 
 export interface MemoryEngineOptions {
@@ -71,6 +72,7 @@ export class MemoryEngine extends ComposedEngine implements Engine {
         queues,
         steps: new MemorySteps(now, jobs, publish),
         flows: jobs.flows,
+        trends: new MemoryTrends(now, () => jobs.records()),
       },
       {
         // Every call is async and passes here, so nothing runs on a closed engine.

@@ -97,6 +97,11 @@ export class MemoryJobs implements JobOperations {
     });
   }
 
+  /** Every job record, in id order, for the families that read jobs (trends); not copies. */
+  records(): IterableIterator<JobRecord> {
+    return this.jobs.values();
+  }
+
   async jobEnqueue(p: JobEnqueueParams): Promise<EnqueueOutcome[]> {
     refuseTransaction(p.tx);
     const now = this.now();

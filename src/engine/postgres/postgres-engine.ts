@@ -25,6 +25,7 @@ import { PostgresLeases } from './postgres-leases.js';
 import { lockQueries, type LockQueries } from './lock-queries.js';
 import { PostgresConnectionLocks } from './postgres-connection-locks.js';
 import { PostgresFences } from './postgres-fences.js';
+import { PostgresTrends } from './postgres-trends.js';
 import { PostgresFlows } from './postgres-flows.js';
 import { PostgresLeaseLocks } from './postgres-lease-locks.js';
 import { PostgresScheduleSlots } from './postgres-schedule-slots.js';
@@ -306,6 +307,7 @@ function families(
     queues: new PostgresQueues(ctx),
     steps,
     flows: new PostgresFlows(ctx),
+    trends: new PostgresTrends(ctx),
   };
 }
 

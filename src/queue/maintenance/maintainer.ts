@@ -7,11 +7,15 @@
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from '../../core/backoff.js';
 import { toMilliseconds, type Duration } from '../../core/duration.js';
+import { InvalidArgumentError } from '../../core/errors.js';
+import { optionalBoolean, requireSafeInteger } from '../../core/validate.js';
 import type { Engine } from '../../engine/engine.js';
 import { TypedEvents } from '../../runtime/events.js';
 import { BackgroundService, type ServiceOptions } from '../../runtime/service.js';
 import {
   pruneFinishedJobs,
+  pruneTrends,
+  recordTrends,
   rescueExpiredJobs,
   sweepSilentWorkers,
   type MaintenanceSettings,
@@ -31,6 +35,15 @@ export interface MaintainerOptions extends Omit<ServiceOptions, 'intervalMs'> {
   workerSilence?: Duration;
   /** Default 7 days. */
   retention?: Duration;
+  /**
+   * Record the queues' per-minute trends each cycle (decision 0265); default true. Off, the
+   * table is neither written nor pruned by this maintainer.
+   */
+  trends?: boolean;
+  /** How long trend rows are kept; default 1 day (the console's longest window). */
+  trendsRetention?: Duration;
+  /** Minutes a trends record may reach back after a gap; default 60, at most 1440. */
+  trendsCatchUpMinutes?: number;
 }
 
 export interface MaintenanceCycle {
@@ -39,6 +52,9 @@ export interface MaintenanceCycle {
   readonly rescue: number;
   readonly 'sweep-workers': number;
   readonly prune: number;
+  /** Trend rows written (the minute under way, and any missed since the newest recorded). */
+  readonly trends: number;
+  readonly 'prune-trends': number;
 }
 
 export interface MaintainerEvents {
@@ -50,6 +66,7 @@ export class Maintainer extends BackgroundService<MaintenanceCycle> {
   readonly events = new TypedEvents<MaintainerEvents>();
   private readonly settings: MaintenanceSettings;
   private readonly maxSteps: number;
+  private readonly trends: boolean;
   private readonly instanceId = `maintainer-${randomBytes(6).toString('hex')}`;
 
   constructor(
@@ -65,14 +82,34 @@ export class Maintainer extends BackgroundService<MaintenanceCycle> {
       rescueBackoff: options.rescueBackoff ?? DEFAULT_BACKOFF,
       workerSilenceMs: toMilliseconds('workerSilence', options.workerSilence ?? 30_000),
       retentionMs: toMilliseconds('retention', options.retention ?? 7 * 24 * 3600 * 1000),
+      trendsRetentionMs: toMilliseconds(
+        'trendsRetention',
+        options.trendsRetention ?? 24 * 3600 * 1000,
+        { min: 60_000 },
+      ),
+      trendsCatchUpMinutes: requireSafeInteger(
+        'trendsCatchUpMinutes',
+        options.trendsCatchUpMinutes ?? 60,
+        1,
+      ),
     };
+    if (this.settings.trendsCatchUpMinutes > 1440)
+      throw new InvalidArgumentError('trendsCatchUpMinutes', 'must be at most 1440 (a day)');
+    this.trends = optionalBoolean('trends', options.trends, true);
     this.maxSteps = options.maxStepsPerTask ?? 10;
   }
 
   async runOnce(): Promise<MaintenanceCycle> {
     const lock = await this.tryLock();
     if (!lock) {
-      const skipped = { ran: false, rescue: 0, 'sweep-workers': 0, prune: 0 };
+      const skipped = {
+        ran: false,
+        rescue: 0,
+        'sweep-workers': 0,
+        prune: 0,
+        trends: 0,
+        'prune-trends': 0,
+      };
       this.events.emit('maintenance:ran', skipped);
       return skipped;
     }
@@ -82,6 +119,8 @@ export class Maintainer extends BackgroundService<MaintenanceCycle> {
         rescue: await this.runTask(rescueExpiredJobs, lock.signal),
         'sweep-workers': await this.runTask(sweepSilentWorkers, lock.signal),
         prune: await this.runTask(pruneFinishedJobs, lock.signal),
+        trends: this.trends ? await this.runTask(recordTrends, lock.signal) : 0,
+        'prune-trends': this.trends ? await this.runTask(pruneTrends, lock.signal) : 0,
       };
       this.events.emit('maintenance:ran', cycle);
       return cycle;
@@ -119,7 +158,7 @@ export class Maintainer extends BackgroundService<MaintenanceCycle> {
       if (lockSignal.aborted || this.stopSignal.aborted) break;
       const changed = await task.step(this.engine, this.settings);
       total += changed;
-      if (changed < this.settings.batchSize) break;
+      if (task.once || changed < this.settings.batchSize) break;
     }
     return total;
   }
