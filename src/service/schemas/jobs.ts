@@ -19,8 +19,41 @@ export const JobChildSchema = Type.Object(
 /** How many children GET /api/jobs/:id lists (`childCount` counts them all). */
 export const JOB_CHILDREN_SHOWN = 100;
 
+const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
+const instant = Type.String({ format: 'date-time' });
+
+/** A job as every job route answers it (serialize.ts, jobJson): each field named and typed. */
 export const JobSchema = Type.Object(
   {
+    id: Type.Integer(),
+    queue: Type.String(),
+    type: nullable(Type.String()),
+    key: nullable(Type.String()),
+    payload: Type.Unknown({ description: 'The JSON payload as enqueued.' }),
+    headers: Type.Record(Type.String(), Type.String()),
+    partitionKey: nullable(Type.String()),
+    priority: Type.Integer(),
+    status: Type.String({
+      description: 'waiting, pending, processing, completed, dead or cancelled.',
+    }),
+    attempts: Type.Integer(),
+    maxAttempts: Type.Integer(),
+    availableAt: instant,
+    claimedBy: nullable(Type.String()),
+    claimedAt: nullable(instant),
+    leaseExpiresAt: nullable(instant),
+    generation: Type.Integer({ description: "The latest claim's fencing token." }),
+    result: Type.Unknown({ description: 'What the handler answered (JSON), or null.' }),
+    lastError: nullable(Type.String()),
+    errors: Type.Array(
+      Type.Object({ attempt: Type.Integer(), at: instant, error: Type.String() }),
+      { description: 'The newest failed attempts, each with its error (and stack).' },
+    ),
+    createdAt: instant,
+    updatedAt: instant,
+    finishedAt: nullable(instant),
+    timeoutMs: nullable(Type.Integer()),
     parentId: Type.Optional(
       Type.Union([Type.Integer(), Type.Null()], {
         description: 'The flow parent this job is a child of; null outside a flow or for a root.',
