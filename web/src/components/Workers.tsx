@@ -6,7 +6,8 @@ export function Workers({ workers, offsetMs }: { workers: WorkerView[]; offsetMs
   return (
     <section id="workers" aria-labelledby="workers-title">
       <h2 id="workers-title">Workers</h2>
-      <div class="table-wrap">
+      {/* Focusable: at 375 px the table scrolls sideways, and keyboard users must reach it. */}
+      <div class="table-wrap" role="region" aria-labelledby="workers-title" tabIndex={0}>
         <table>
           <thead>
             <tr>

@@ -1,0 +1,35 @@
+/**
+ * Debian's Chromium for the browser tests, driven by playwright-core: where it is, whether it is
+ * there (a missing browser is a visible skip locally and a failure in CI), and one way to start it.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { it } from 'node:test';
+import { chromium, type Browser } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const chromiumAvailable = existsSync(CHROMIUM);
+
+/** The `skip` option of a browser suite; says once why it is skipped, and fails in CI. */
+export function browserSuiteSkip(): false | string {
+  if (chromiumAvailable) return false;
+  console.log(`# browser test skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
+  if (process.env.CI === 'true')
+    it('has a Chromium to drive in CI', () => assert.fail(`CI=true but ${CHROMIUM} is missing`));
+  return `no Chromium at ${CHROMIUM}`;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
