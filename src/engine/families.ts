@@ -74,6 +74,8 @@ export const FAMILY_OPERATIONS = {
     'leaseGetById',
     'leaseList',
     'leaseCountActive',
+    'leaseTermList',
+    'leaseTermPrune',
   ],
   connectionLocks: [
     'advisoryTryLock',

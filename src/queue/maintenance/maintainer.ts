@@ -7,11 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from '../../core/backoff.js';
 import { toMilliseconds, type Duration } from '../../core/duration.js';
+import { requireSafeInteger } from '../../core/validate.js';
 import type { Engine } from '../../engine/engine.js';
 import { TypedEvents } from '../../runtime/events.js';
 import { BackgroundService, type ServiceOptions } from '../../runtime/service.js';
 import {
   pruneFinishedJobs,
+  pruneLeaseTerms,
   rescueExpiredJobs,
   sweepSilentWorkers,
   type MaintenanceSettings,
@@ -31,6 +33,10 @@ export interface MaintainerOptions extends Omit<ServiceOptions, 'intervalMs'> {
   workerSilence?: Duration;
   /** Default 7 days. */
   retention?: Duration;
+  /** How long recorded lease and election terms are kept after they ended; default 7 days. */
+  termRetention?: Duration;
+  /** Recorded terms kept per resource (the newest); default 100. */
+  termsPerResource?: number;
 }
 
 export interface MaintenanceCycle {
@@ -39,6 +45,7 @@ export interface MaintenanceCycle {
   readonly rescue: number;
   readonly 'sweep-workers': number;
   readonly prune: number;
+  readonly 'prune-terms': number;
 }
 
 export interface MaintainerEvents {
@@ -65,6 +72,11 @@ export class Maintainer extends BackgroundService<MaintenanceCycle> {
       rescueBackoff: options.rescueBackoff ?? DEFAULT_BACKOFF,
       workerSilenceMs: toMilliseconds('workerSilence', options.workerSilence ?? 30_000),
       retentionMs: toMilliseconds('retention', options.retention ?? 7 * 24 * 3600 * 1000),
+      termRetentionMs: toMilliseconds(
+        'termRetention',
+        options.termRetention ?? 7 * 24 * 3600 * 1000,
+      ),
+      termsPerResource: requireSafeInteger('termsPerResource', options.termsPerResource ?? 100, 1),
     };
     this.maxSteps = options.maxStepsPerTask ?? 10;
   }
@@ -72,7 +84,7 @@ export class Maintainer extends BackgroundService<MaintenanceCycle> {
   async runOnce(): Promise<MaintenanceCycle> {
     const lock = await this.tryLock();
     if (!lock) {
-      const skipped = { ran: false, rescue: 0, 'sweep-workers': 0, prune: 0 };
+      const skipped = { ran: false, rescue: 0, 'sweep-workers': 0, prune: 0, 'prune-terms': 0 };
       this.events.emit('maintenance:ran', skipped);
       return skipped;
     }
@@ -82,6 +94,7 @@ export class Maintainer extends BackgroundService<MaintenanceCycle> {
         rescue: await this.runTask(rescueExpiredJobs, lock.signal),
         'sweep-workers': await this.runTask(sweepSilentWorkers, lock.signal),
         prune: await this.runTask(pruneFinishedJobs, lock.signal),
+        'prune-terms': await this.runTask(pruneLeaseTerms, lock.signal),
       };
       this.events.emit('maintenance:ran', cycle);
       return cycle;

@@ -16,10 +16,14 @@ export interface MaintenanceSettings {
   workerSilenceMs: number;
   /** Completed, dead and cancelled jobs are deleted this long after they finished. */
   retentionMs: number;
+  /** Recorded lease and election terms are deleted this long after they ended (decision 0267). */
+  termRetentionMs: number;
+  /** And beyond this many per resource, the oldest first. */
+  termsPerResource: number;
 }
 
 export interface MaintenanceTask {
-  readonly name: 'rescue' | 'sweep-workers' | 'prune';
+  readonly name: 'rescue' | 'sweep-workers' | 'prune' | 'prune-terms';
   /** One bounded step; returns the rows it changed. */
   step(engine: Engine, settings: MaintenanceSettings): Promise<number>;
 }
@@ -41,4 +45,14 @@ export const sweepSilentWorkers: MaintenanceTask = {
 export const pruneFinishedJobs: MaintenanceTask = {
   name: 'prune',
   step: (engine, s) => engine.jobPrune({ olderThanMs: s.retentionMs, limit: s.batchSize }),
+};
+
+export const pruneLeaseTerms: MaintenanceTask = {
+  name: 'prune-terms',
+  step: (engine, s) =>
+    engine.leaseTermPrune({
+      olderThanMs: s.termRetentionMs,
+      keepPerResource: s.termsPerResource,
+      limit: s.batchSize,
+    }),
 };

@@ -15,6 +15,7 @@ import { claimCounts } from './0014_claim_counts.js';
 import { jobSteps } from './0015_job_steps.js';
 import { jobFlows } from './0016_job_flows.js';
 import { workerKind } from './0017_worker_kind.js';
+import { leaseTerms } from './0019_lease_terms.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -37,4 +38,5 @@ export const MIGRATIONS: readonly Migration[] = [
   jobSteps,
   jobFlows,
   workerKind,
+  leaseTerms,
 ];
