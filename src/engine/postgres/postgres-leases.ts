@@ -93,10 +93,11 @@ export class PostgresLeases implements LeaseOperations {
     ]);
     const refused = ps.filter((_, i) => leases[i] === null);
     // One statement per round of distinct resources, as the renewals themselves ran.
-    if (refused.length > 0) await inRounds(refused, async (round) => {
-      await this.terms.supersede('lease', round);
-      return round;
-    });
+    if (refused.length > 0)
+      await inRounds(refused, async (round) => {
+        await this.terms.supersede('lease', round);
+        return round;
+      });
     return leases;
   }
 

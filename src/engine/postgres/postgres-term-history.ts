@@ -8,7 +8,11 @@ import { type RecordedTerm, type TermEnd, type TermKind } from '../../core/lease
 import type { FencingToken } from '../../core/types.js';
 import type { LeaseTermListParams, LeaseTermPruneParams } from '../leases.js';
 import type { PgContext } from './context.js';
-import { leaseTermQueries, type LeaseTermQueries, type RecordedTermRow } from './lease-term-queries.js';
+import {
+  leaseTermQueries,
+  type LeaseTermQueries,
+  type RecordedTermRow,
+} from './lease-term-queries.js';
 import { toSafeInteger } from './rows.js';
 
 /** A renew that was refused, with the token its holder still believed in. */
@@ -36,12 +40,11 @@ export class PostgresTermHistory {
 
   async prune(p: LeaseTermPruneParams): Promise<number> {
     if (p.limit <= 0) return 0;
-    const rows = await this.ctx.query<{ pruned: number }>('LeaseTermPrune', this.sql.LeaseTermPrune, [
-      p.olderThanMs,
-      p.keepPerResource,
-      p.limit,
-      this.ctx.pinnedNow(),
-    ]);
+    const rows = await this.ctx.query<{ pruned: number }>(
+      'LeaseTermPrune',
+      this.sql.LeaseTermPrune,
+      [p.olderThanMs, p.keepPerResource, p.limit, this.ctx.pinnedNow()],
+    );
     return rows[0]?.pruned ?? 0;
   }
 
@@ -57,8 +60,8 @@ export class PostgresTermHistory {
     if (named.length === 0) return;
     await this.ctx
       .query(`LeaseTermSupersede_${kind}`, this.sql.LeaseTermSupersede[kind], [
-      named.map((r) => r.resource),
-      named.map((r) => r.holder),
+        named.map((r) => r.resource),
+        named.map((r) => r.holder),
         named.map((r) => r.token),
         kind,
       ])
