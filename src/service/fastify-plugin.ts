@@ -35,6 +35,7 @@ import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { leaderRoutes } from './routes/leaders.js';
 import { leaseRoutes } from './routes/leases.js';
+import { leaseTermRoutes } from './routes/lease-terms.js';
 import { queueJobRoutes } from './routes/queue-jobs.js';
 import { queueRoutes } from './routes/queues.js';
 import { taskRoutes } from './routes/tasks.js';
@@ -146,6 +147,7 @@ export const leaseholdPlugin: FastifyPluginAsync<LeaseholdPluginOptions> = async
   queueJobRoutes(instance, ctx);
   flowRoutes(instance, ctx);
   leaderRoutes(instance, ctx);
+  leaseTermRoutes(instance, ctx);
   await dashboardRoutes(instance);
   eventRoutes(instance, ctx);
 };
