@@ -76,6 +76,8 @@ export const FAMILY_OPERATIONS = {
     'leaseCountActive',
     'leaseTermList',
     'leaseTermPrune',
+    'leaseTermRecording',
+    'leaseTermRecordingSet',
   ],
   connectionLocks: [
     'advisoryTryLock',

@@ -99,4 +99,10 @@ export interface LeaseOperations {
   leaseTermList(params: LeaseTermListParams): Promise<RecordedTerm[]>;
   /** One bounded step of the maintainer's pruning of recorded terms; answers the rows deleted. */
   leaseTermPrune(params: LeaseTermPruneParams): Promise<number>;
+  /**
+   * Whether lease terms are being recorded (off until turned on: it costs the acquire; lease
+   * locks always record). A setting of the storage, shared by every instance on it.
+   */
+  leaseTermRecording(): Promise<boolean>;
+  leaseTermRecordingSet(params: { enabled: boolean }): Promise<void>;
 }

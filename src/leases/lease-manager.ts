@@ -165,9 +165,10 @@ export class LeaseManager {
   /**
    * The terms of `resource`, newest first (decision 0267): the current one (held, released or
    * expired) and the ones before it, each with its holder, token, start, end and how it ended
-   * (`released`, `expired`, `superseded`), and whether it was a takeover. Terms are kept for
-   * the maintainer's term retention (default 7 days, at most 100 per resource). An unknown
-   * resource has no terms: an empty list.
+   * (`released`, `expired`, `superseded`), and whether it was a takeover. Only the current
+   * term is known until recording is turned on (setTermRecording: it costs every acquire that
+   * starts a new term a row written). Terms are kept for the maintainer's term retention
+   * (default 7 days, at most 100 per resource). An unknown resource has no terms: an empty list.
    */
   async terms(resource: string, options?: { limit?: number }): Promise<LeaseTermView[]> {
     const name = requireName('resource', resource);
@@ -178,6 +179,22 @@ export class LeaseManager {
     const current = await this.engine.leaseGet({ resource: name });
     const recorded = await this.engine.leaseTermList({ kind: 'lease', resource: name, limit });
     return termsTimeline(current, recorded, limit);
+  }
+
+  /** Whether lease terms are being recorded: a setting of the database, off at first. */
+  async termRecording(): Promise<boolean> {
+    return this.engine.leaseTermRecording();
+  }
+
+  /**
+   * Turns the recording of lease terms on or off for every instance on this database (on
+   * PostgreSQL: ALTER TABLE … ENABLE/DISABLE TRIGGER, so the role must own the tables, as the
+   * migrating role does). Elections and lease locks always record their terms.
+   */
+  async setTermRecording(enabled: boolean): Promise<void> {
+    if (typeof enabled !== 'boolean')
+      throw new InvalidArgumentError('enabled', `must be a boolean, got ${typeof enabled}`);
+    await this.engine.leaseTermRecordingSet({ enabled });
   }
 
   async list(options: ListOptions = {}): Promise<Lease[]> {

@@ -30,6 +30,7 @@ describe('lease and election term routes', () => {
       const lh = Leasehold.fromEngine(engine);
       const app = await buildApp({ lh });
       try {
+        await lh.leases.setTermRecording(true);
         const a = await lh.leases.acquire('jobs/sync', { holder: 'worker-a', ttl: TTL });
         assert.ok(a);
         await clock.advance(TTL + 1);
@@ -44,6 +45,7 @@ describe('lease and election term routes', () => {
         const answer = await call(app, 'GET', '/api/leases/jobs%2Fsync/terms');
         assert.equal(answer.status, 200);
         assert.equal(answer.body.resource, 'jobs/sync');
+        assert.equal(answer.body.recording, true);
         const terms = answer.body.terms as TermBody[];
         assert.deepEqual(
           terms.map((t) => [t.holder, t.token, t.ended, t.takeover]),
@@ -66,6 +68,7 @@ describe('lease and election term routes', () => {
 
         assert.deepEqual((await call(app, 'GET', '/api/leases/nobody/terms')).body, {
           resource: 'nobody',
+          recording: true,
           terms: [],
         });
         for (const url of [

@@ -180,6 +180,14 @@ export class MemoryLeases implements LeaseOperations {
     return this.history.prune(p, this.now());
   }
 
+  async leaseTermRecording(): Promise<boolean> {
+    return this.history.recordingLeases;
+  }
+
+  async leaseTermRecordingSet(p: { enabled: boolean }): Promise<void> {
+    this.history.recordingLeases = p.enabled;
+  }
+
   private markReleased(existing: LeaseRecord, now: Date): Lease {
     const record: LeaseRecord = {
       ...existing,

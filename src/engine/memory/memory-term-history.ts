@@ -4,6 +4,7 @@
  * renew refused after another holder's term followed the renewer's expired one marks it
  * `superseded`; pruning drops terms ended before a cutoff and all but the newest per resource.
  * The lease and lease-lock families share one history, told apart by kind (decision 0267).
+ * Lease terms are recorded only once turned on, as on PostgreSQL.
  */
 import type { RecordedTerm, TermKind } from '../../core/lease-terms.js';
 import type { FencingToken } from '../../core/types.js';
@@ -21,9 +22,12 @@ export interface EndingTerm {
 export class MemoryTermHistory {
   /** Newest first, per `kind:resource`. */
   private readonly terms = new Map<string, RecordedTerm[]>();
+  /** Lease terms are recorded once turned on (the trigger starts disabled); lock terms always. */
+  recordingLeases = false;
 
   /** The acquire that started a new term over `previous`. */
   record(kind: TermKind, resource: string, previous: EndingTerm): void {
+    if (kind === 'lease' && !this.recordingLeases) return;
     const released = previous.releasedAt !== null;
     const term: RecordedTerm = {
       holder: previous.holder,

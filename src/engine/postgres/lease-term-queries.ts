@@ -7,6 +7,9 @@ import type { TermKind } from '../../core/lease-terms.js';
 export interface LeaseTermQueries {
   LeaseTermList: string;
   LeaseTermPrune: string;
+  LeaseTermRecording: string;
+  LeaseTermRecordingOn: string;
+  LeaseTermRecordingOff: string;
   /** Per kind: the live rows are in `leases` (by resource) or `lease_locks` (by name). */
   LeaseTermSupersede: Record<TermKind, string>;
 }
@@ -53,6 +56,12 @@ export function leaseTermQueries(s: string): LeaseTermQueries {
         WHERE d.kind = doomed.kind AND d.resource = doomed.resource AND d.token = doomed.token
         RETURNING 1)
       SELECT count(*)::integer AS pruned FROM deleted`,
+
+    // The switch is the trigger's own state (decision 0267): nothing to read on the hot path.
+    LeaseTermRecording: `SELECT t.tgenabled <> 'D' AS enabled FROM pg_trigger t
+      WHERE t.tgrelid = '${s}.leases'::regclass AND t.tgname = 'leases_record_term'`,
+    LeaseTermRecordingOn: `ALTER TABLE ${s}.leases ENABLE TRIGGER leases_record_term`,
+    LeaseTermRecordingOff: `ALTER TABLE ${s}.leases DISABLE TRIGGER leases_record_term`,
 
     LeaseTermSupersede: {
       lease: supersede(`${s}.leases`, 'resource'),

@@ -148,6 +148,14 @@ export class PostgresLeases implements LeaseOperations {
     return this.terms.prune(p);
   }
 
+  leaseTermRecording(): Promise<boolean> {
+    return this.terms.recording();
+  }
+
+  leaseTermRecordingSet(p: { enabled: boolean }): Promise<void> {
+    return this.terms.setRecording(p.enabled);
+  }
+
   /**
    * A many-lease UPDATE guarded by holder and token: `$1` resources, `$2` holders, `$3` tokens,
    * then `more(round)`, then now. Each answer is the lease, or null when it was not theirs.

@@ -48,6 +48,21 @@ export class PostgresTermHistory {
     return rows[0]?.pruned ?? 0;
   }
 
+  async recording(): Promise<boolean> {
+    const rows = await this.ctx.query<{ enabled: boolean }>(
+      'LeaseTermRecording',
+      this.sql.LeaseTermRecording,
+      [],
+    );
+    return rows[0]?.enabled ?? false;
+  }
+
+  /** ALTER TABLE: the table's owner (the role that migrates) may; it waits for running writes. */
+  async setRecording(enabled: boolean): Promise<void> {
+    if (enabled) await this.ctx.query('LeaseTermRecordingOn', this.sql.LeaseTermRecordingOn, []);
+    else await this.ctx.query('LeaseTermRecordingOff', this.sql.LeaseTermRecordingOff, []);
+  }
+
   /**
    * Marks the terms of refused renews superseded where another holder's term followed them.
    * Best effort: the refusal is the answer that matters, so a failure here (the database gone

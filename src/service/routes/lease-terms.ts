@@ -77,18 +77,29 @@ export function leaseTermRoutes(app: FastifyInstance, ctx: ServiceContext): void
       schema: {
         operationId: 'listLeaseTerms',
         tags: ['leases'],
-        summary: "A lease resource's terms, newest first: who held it, when, and how each ended.",
+        summary:
+          "A lease resource's terms, newest first: who held it, when, and how each ended " +
+          '(recorded once lease term recording is on).',
         params: ResourceParams,
         querystring: TermsQuery,
         response: {
-          200: Type.Object({ resource: Type.String(), terms: Type.Array(LeaseTermSchema) }),
+          200: Type.Object({
+            resource: Type.String(),
+            recording: Type.Boolean({
+              description:
+                'Whether lease terms are being recorded (off until lh.leases.setTermRecording(true)); ' +
+                'while off, only the current term is known.',
+            }),
+            terms: Type.Array(LeaseTermSchema),
+          }),
           ...errors,
         },
       },
       handler: async (request) => {
         const { resource } = request.params;
         const terms = await ctx.lh.leases.terms(resource, { limit: request.query.limit });
-        return { resource, terms: terms.map(termJson) };
+        const recording = await ctx.lh.leases.termRecording();
+        return { resource, recording, terms: terms.map(termJson) };
       },
     },
   );

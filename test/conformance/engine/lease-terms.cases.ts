@@ -12,6 +12,7 @@ export function leaseTermEngineCases(h: EngineHarness): void {
       h,
       'terms: a released term is recorded released at its release',
       async ({ engine, clock, lh }) => {
+        await engine.leaseTermRecordingSet({ enabled: true });
         const a = await engine.leaseAcquire({ resource: 'r', holder: 'a', ttlMs: TTL });
         assert.ok(a.acquired);
         await clock.advance(2_000);
@@ -52,6 +53,7 @@ export function leaseTermEngineCases(h: EngineHarness): void {
       h,
       'terms: expiry then takeover by another holder',
       async ({ engine, clock, lh }) => {
+        await engine.leaseTermRecordingSet({ enabled: true });
         const a = await engine.leaseAcquire({ resource: 'r', holder: 'a', ttlMs: TTL });
         assert.ok(a.acquired);
         await clock.advance(TTL + 500);
@@ -77,6 +79,7 @@ export function leaseTermEngineCases(h: EngineHarness): void {
     );
 
     conformanceCase(h, 'terms: the same holder re-acquiring', async ({ engine, clock, lh }) => {
+      await engine.leaseTermRecordingSet({ enabled: true });
       const first = await engine.leaseAcquire({ resource: 'r', holder: 'a', ttlMs: TTL });
       await clock.advance(1_000);
       // Live: the same term goes on (same token), nothing is recorded.
@@ -101,6 +104,7 @@ export function leaseTermEngineCases(h: EngineHarness): void {
       h,
       'terms: a renew refused after another holder took over marks the term superseded',
       async ({ engine, clock, lh }) => {
+        await engine.leaseTermRecordingSet({ enabled: true });
         const a = await engine.leaseAcquire({ resource: 'r', holder: 'a', ttlMs: TTL });
         assert.ok(a.acquired);
         await clock.advance(TTL + 1);
@@ -132,6 +136,7 @@ export function leaseTermEngineCases(h: EngineHarness): void {
       h,
       'terms: a refused renew of a term its own holder followed stays expired',
       async ({ engine, clock, lh }) => {
+        await engine.leaseTermRecordingSet({ enabled: true });
         const a = await engine.leaseAcquire({ resource: 'r', holder: 'a', ttlMs: TTL });
         assert.ok(a.acquired);
         await clock.advance(TTL + 1);
@@ -180,6 +185,50 @@ export function leaseTermEngineCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
+      'terms: lease recording is off until turned on; lease locks always record',
+      async ({ engine, clock, lh }) => {
+        assert.equal(await lh.leases.termRecording(), false);
+        await engine.leaseAcquire({ resource: 'r', holder: 'a', ttlMs: TTL });
+        await engine.leaseLockAcquire({ name: 'l', holder: 'a', ttlMs: TTL });
+        await clock.advance(TTL + 1);
+        await engine.leaseAcquire({ resource: 'r', holder: 'b', ttlMs: TTL });
+        await engine.leaseLockAcquire({ name: 'l', holder: 'b', ttlMs: TTL });
+        assert.deepEqual(
+          await engine.leaseTermList({ kind: 'lease', resource: 'r', limit: 9 }),
+          [],
+        );
+        assert.equal(
+          (await engine.leaseTermList({ kind: 'lock', resource: 'l', limit: 9 })).length,
+          1,
+        );
+        // Off, the timeline is the current term alone.
+        assert.deepEqual(
+          (await lh.leases.terms('r')).map((t) => t.holder),
+          ['b'],
+        );
+        await lh.leases.setTermRecording(true);
+        assert.equal(await lh.leases.termRecording(), true);
+        await clock.advance(TTL + 1);
+        await engine.leaseAcquire({ resource: 'r', holder: 'c', ttlMs: TTL });
+        assert.deepEqual(
+          (await lh.leases.terms('r')).map((t) => [t.holder, t.ended, t.takeover]),
+          [
+            ['c', null, true],
+            ['b', 'expired', false],
+          ],
+        );
+        await lh.leases.setTermRecording(false);
+        assert.equal(await lh.leases.termRecording(), false);
+        await assert.rejects(
+          lh.leases.setTermRecording('yes' as unknown as boolean),
+          (e) => e instanceof InvalidArgumentError && e.field === 'enabled',
+        );
+        assert.equal(await lh.leases.termRecording(), false, 'bad input changes nothing');
+      },
+    );
+
+    conformanceCase(
+      h,
       'terms: an unknown resource has none; bad input is refused',
       async ({ lh }) => {
         assert.deepEqual(await lh.leases.terms('never-held'), []);
@@ -203,6 +252,7 @@ export function leaseTermEngineCases(h: EngineHarness): void {
       h,
       'terms: the limit counts the current term; newest first',
       async ({ engine, clock, lh }) => {
+        await engine.leaseTermRecordingSet({ enabled: true });
         for (let i = 0; i < 5; i++) {
           const held = await engine.leaseAcquire({ resource: 'r', holder: `h${i}`, ttlMs: TTL });
           assert.ok(held.acquired);
@@ -225,6 +275,7 @@ export function leaseTermEngineCases(h: EngineHarness): void {
       h,
       'terms: pruning keeps the newest per resource and drops the old',
       async ({ engine, clock }) => {
+        await engine.leaseTermRecordingSet({ enabled: true });
         for (let i = 0; i < 4; i++) {
           const held = await engine.leaseAcquire({ resource: 'r', holder: `h${i}`, ttlMs: TTL });
           assert.ok(held.acquired);

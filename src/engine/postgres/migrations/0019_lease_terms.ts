@@ -8,6 +8,11 @@ import type { Migration } from './migration.js';
  * nothing extra. A trigger sees the replaced row as it was (OLD), which an upsert's RETURNING
  * cannot show before PostgreSQL 18.
  *
+ * Recording costs the lease acquire about half again its execution time and three quarters
+ * again its WAL (bench/lease-terms-ab.ts), so for leases it is off until an operator turns it
+ * on (`lh.leases.setTermRecording(true)`: ENABLE TRIGGER); lease locks, whose terms change
+ * rarely (elections), always record.
+ *
  * The key (kind, resource, token) is the table's only index: a token is never reused on a row
  * (rows are never deleted), so it identifies a term; listing and pruning walk it.
  */
@@ -55,6 +60,7 @@ export const leaseTerms: Migration = {
     CREATE TRIGGER leases_record_term AFTER UPDATE OF token ON ${s}.leases
       FOR EACH ROW WHEN (OLD.token IS DISTINCT FROM NEW.token)
       EXECUTE FUNCTION ${s}.record_lease_term();
+    ALTER TABLE ${s}.leases DISABLE TRIGGER leases_record_term;
     CREATE TRIGGER lease_locks_record_term AFTER UPDATE OF token ON ${s}.lease_locks
       FOR EACH ROW WHEN (OLD.token IS DISTINCT FROM NEW.token)
       EXECUTE FUNCTION ${s}.record_lease_lock_term();
