@@ -26,6 +26,7 @@ export function TermsTimeline({
   onClose: () => void;
 }) {
   const [terms, setTerms] = useState<TermView[] | null>(null);
+  const [recording, setRecording] = useState(true);
   const [error, setError] = useState<string | null>(null);
   const path =
     subject.kind === 'lease'
@@ -33,8 +34,13 @@ export function TermsTimeline({
       : `/api/leaders/${encodeURIComponent(subject.name)}/terms`;
   useEffect(() => {
     let current = true;
-    api<{ terms: TermView[] }>('GET', path)
-      .then((answer) => current && (setTerms(answer.terms), setError(null)))
+    api<{ terms: TermView[]; recording?: boolean }>('GET', path)
+      .then((answer) => {
+        if (!current) return;
+        setTerms(answer.terms);
+        setRecording(answer.recording ?? true);
+        setError(null);
+      })
       .catch((e: unknown) => current && setError(e instanceof ApiError ? e.message : String(e)));
     return () => {
       current = false;
@@ -49,6 +55,12 @@ export function TermsTimeline({
           Close
         </button>
       </div>
+      {recording ? null : (
+        <p class="muted" data-testid="recording-off">
+          Lease term history is off, so only the current term is known: turn it on with{' '}
+          <code>lh.leases.setTermRecording(true)</code>.
+        </p>
+      )}
       {error ? (
         <p class="error-text">{error}</p>
       ) : terms === null ? (
