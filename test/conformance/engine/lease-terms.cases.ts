@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
 import { InvalidArgumentError } from '../../../src/core/errors.js';
+import { Maintainer } from '../../../src/queue/maintenance/maintainer.js';
 import { conformanceCase, type EngineHarness } from '../harness.js';
 
 const TTL = 10_000;
@@ -224,6 +225,33 @@ export function leaseTermEngineCases(h: EngineHarness): void {
           (e) => e instanceof InvalidArgumentError && e.field === 'enabled',
         );
         assert.equal(await lh.leases.termRecording(), false, 'bad input changes nothing');
+      },
+    );
+
+    conformanceCase(
+      h,
+      'terms: the maintainer prunes terms beyond the per-resource bound, and refuses a bad bound',
+      async ({ engine, clock }) => {
+        const name = 'leasehold:election:pruned';
+        for (let i = 0; i < 4; i++) {
+          const held = await engine.leaseLockAcquire({ name, holder: `n${i}`, ttlMs: TTL });
+          assert.ok(held.acquired);
+          await clock.advance(TTL + 1);
+        }
+        assert.throws(
+          () => new Maintainer(engine, { clock, termsPerResource: 0 }),
+          (e) => e instanceof InvalidArgumentError && e.field === 'termsPerResource',
+        );
+        const maintainer = new Maintainer(engine, { clock, termsPerResource: 1, batchSize: 1 });
+        const cycle = await maintainer.runOnce();
+        assert.equal(cycle['prune-terms'], 2, 'in batches of one, all that were due');
+        assert.deepEqual(
+          (await engine.leaseTermList({ kind: 'lock', resource: name, limit: 9 })).map(
+            (t) => t.holder,
+          ),
+          ['n2'],
+        );
+        await maintainer.stop();
       },
     );
 
