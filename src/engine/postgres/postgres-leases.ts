@@ -91,13 +91,11 @@ export class PostgresLeases implements LeaseOperations {
     const leases = await this.ownedMany('LeaseRenewMany', this.sql.LeaseRenewMany, ps, (round) => [
       round.map((p) => p.ttlMs),
     ]);
-    const refused = ps.filter((_, i) => leases[i] === null);
-    // One statement per round of distinct resources, as the renewals themselves ran.
-    if (refused.length > 0)
-      await inRounds(refused, async (round) => {
-        await this.terms.supersede('lease', round);
-        return round;
-      });
+    // One statement for every refusal: a resource named twice is marked once, which is the same.
+    await this.terms.supersede(
+      'lease',
+      ps.filter((_, i) => leases[i] === null),
+    );
     return leases;
   }
 
