@@ -2,16 +2,13 @@
  * The statements of the term history (migration 19, decision 0267). Terms are recorded by the
  * trigger inside the acquire; these read, mark and prune them, never on the hot path.
  */
-import type { TermKind } from '../../core/lease-terms.js';
-
 export interface LeaseTermQueries {
   LeaseTermList: string;
   LeaseTermPrune: string;
   LeaseTermRecording: string;
   LeaseTermRecordingOn: string;
   LeaseTermRecordingOff: string;
-  /** Per kind: the live rows are in `leases` (by resource) or `lease_locks` (by name). */
-  LeaseTermSupersede: Record<TermKind, string>;
+  LeaseTermSupersede: string;
 }
 
 export interface RecordedTermRow {
@@ -23,20 +20,6 @@ export interface RecordedTermRow {
 }
 
 export function leaseTermQueries(s: string): LeaseTermQueries {
-  // A renew refused after another holder's term followed the renewer's expired one: that term
-  // is marked `superseded`. The term after it is the next recorded one or, if none, the row.
-  // $1 resources, $2 holders, $3 tokens (one element per refused renew)
-  const supersede = (rows: string, key: string): string => `
-      UPDATE ${s}.lease_terms AS t SET ended = 'superseded'
-      FROM unnest($1::text[], $2::text[], $3::bigint[]) AS r(resource, holder, token)
-      WHERE t.kind = $4 AND t.resource = r.resource AND t.token = r.token AND t.holder = r.holder
-        AND t.ended = 'expired'
-        AND (SELECT n.holder FROM (
-               SELECT x.holder, x.token FROM ${s}.lease_terms x
-               WHERE x.kind = $4 AND x.resource = r.resource AND x.token > r.token
-               UNION ALL
-               SELECT l.holder, l.token FROM ${rows} l WHERE l.${key} = r.resource AND l.token > r.token
-             ) n ORDER BY n.token LIMIT 1) <> r.holder`;
   return {
     // $1 kind, $2 resource, $3 limit
     LeaseTermList: `SELECT holder, token, started_at, ended_at, ended FROM ${s}.lease_terms
@@ -63,9 +46,23 @@ export function leaseTermQueries(s: string): LeaseTermQueries {
     LeaseTermRecordingOn: `ALTER TABLE ${s}.leases ENABLE TRIGGER leases_record_term`,
     LeaseTermRecordingOff: `ALTER TABLE ${s}.leases DISABLE TRIGGER leases_record_term`,
 
-    LeaseTermSupersede: {
-      lease: supersede(`${s}.leases`, 'resource'),
-      lock: supersede(`${s}.lease_locks`, 'name'),
-    },
+    // A renew refused after another holder's term followed the renewer's expired one: that
+    // term is marked `superseded`. The term after it is the next recorded one or, if none, the
+    // row (in `leases` or `lease_locks`, by kind).
+    // $1 resources, $2 holders, $3 tokens (one element per refused renew), $4 kind
+    LeaseTermSupersede: `UPDATE ${s}.lease_terms AS t SET ended = 'superseded'
+      FROM unnest($1::text[], $2::text[], $3::bigint[]) AS r(resource, holder, token)
+      WHERE t.kind = $4::text AND t.resource = r.resource AND t.token = r.token AND t.holder = r.holder
+        AND t.ended = 'expired'
+        AND (SELECT n.holder FROM (
+               SELECT x.holder, x.token FROM ${s}.lease_terms x
+               WHERE x.kind = $4::text AND x.resource = r.resource AND x.token > r.token
+               UNION ALL
+               SELECT l.holder, l.token FROM ${s}.leases l
+               WHERE $4::text = 'lease' AND l.resource = r.resource AND l.token > r.token
+               UNION ALL
+               SELECT k.holder, k.token FROM ${s}.lease_locks k
+               WHERE $4::text = 'lock' AND k.name = r.resource AND k.token > r.token
+             ) n ORDER BY n.token LIMIT 1) <> r.holder`,
   };
 }

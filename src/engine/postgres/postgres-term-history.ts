@@ -74,7 +74,7 @@ export class PostgresTermHistory {
     const named = refused.filter((r) => r.token !== undefined);
     if (named.length === 0) return;
     await this.ctx
-      .query(`LeaseTermSupersede_${kind}`, this.sql.LeaseTermSupersede[kind], [
+      .query('LeaseTermSupersede', this.sql.LeaseTermSupersede, [
         named.map((r) => r.resource),
         named.map((r) => r.holder),
         named.map((r) => r.token),
