@@ -77,6 +77,10 @@ export const FAMILY_OPERATIONS = {
     'leaseGetById',
     'leaseList',
     'leaseCountActive',
+    'leaseTermList',
+    'leaseTermPrune',
+    'leaseTermRecording',
+    'leaseTermRecordingSet',
   ],
   connectionLocks: [
     'advisoryTryLock',

@@ -4,6 +4,7 @@
  * and the HTTP lease routes are built on; the rules are in the comments of LeaseOperations and
  * the conformance suite checks each.
  */
+import type { RecordedTerm, TermKind } from '../core/lease-terms.js';
 import type { FencingToken, Lease, LeaseListFilter } from '../core/types.js';
 
 export interface LeaseAcquireParams {
@@ -47,6 +48,22 @@ export interface LeaseListParams {
   resourcePrefix?: string;
 }
 
+export interface LeaseTermListParams {
+  /** `lease` for lh.leases rows, `lock` for lease locks (elections among them). */
+  kind: TermKind;
+  resource: string;
+  limit: number;
+}
+
+export interface LeaseTermPruneParams {
+  /** Recorded terms that ended longer ago than this are deleted. */
+  olderThanMs: number;
+  /** And, per resource, all but the newest this many recorded terms. */
+  keepPerResource: number;
+  /** Rows per statement. */
+  limit: number;
+}
+
 export interface LeaseOperations {
   /**
    * Takes the lease if it is free, expired or released, bumping its token; extends it (same
@@ -73,4 +90,19 @@ export interface LeaseOperations {
   leaseList(params: LeaseListParams): Promise<Lease[]>;
   /** How many leases are live right now (held, not released, not expired): counted, not listed. */
   leaseCountActive(): Promise<number>;
+  /**
+   * The recorded terms of a resource (or lease lock), newest first: every term that a later
+   * acquire replaced, with how it ended (decision 0267). The term on the row itself is not
+   * among them: read it with leaseGet / leaseLockGet. A renew (lease or lease lock) refused
+   * because another holder's term followed its own expired one marks that term `superseded`.
+   */
+  leaseTermList(params: LeaseTermListParams): Promise<RecordedTerm[]>;
+  /** One bounded step of the maintainer's pruning of recorded terms; answers the rows deleted. */
+  leaseTermPrune(params: LeaseTermPruneParams): Promise<number>;
+  /**
+   * Whether lease terms are being recorded (off until turned on: it costs the acquire; lease
+   * locks always record). A setting of the storage, shared by every instance on it.
+   */
+  leaseTermRecording(): Promise<boolean>;
+  leaseTermRecordingSet(params: { enabled: boolean }): Promise<void>;
 }

@@ -18,6 +18,7 @@ import {
 import type { Engine, LeaseAcquireResult } from '../engine/engine.js';
 import { HeldLease, type HeldLeaseCallbacks, type LeaseTermStore } from '../core/held-lease.js';
 import { trustTiming } from '../core/trust.js';
+import { termsLimit, termsTimeline, type LeaseTermView } from '../core/lease-terms.js';
 import { leaseCoalescers, type LeaseCoalescers } from './lease-coalescers.js';
 
 export interface AcquireOptions {
@@ -75,7 +76,7 @@ const ttlBounds = { min: LIMITS.ttlMinMs, max: LIMITS.ttlMaxMs };
 export class LeaseManager {
   private readonly coalesced: LeaseCoalescers;
   /** Where held leases renew and release: through the same coalescers. */
-  private readonly terms: LeaseTermStore;
+  private readonly termStore: LeaseTermStore;
 
   constructor(
     private readonly engine: Engine,
@@ -83,7 +84,7 @@ export class LeaseManager {
   ) {
     this.coalesced = leaseCoalescers(engine);
     const { renew, release } = this.coalesced;
-    this.terms = { leaseRenew: (p) => renew.run(p), leaseRelease: (p) => release.run(p) };
+    this.termStore = { leaseRenew: (p) => renew.run(p), leaseRelease: (p) => release.run(p) };
   }
 
   /** Takes the lease, or returns null while someone else holds it. */
@@ -161,6 +162,41 @@ export class LeaseManager {
     return this.engine.leaseGetById({ id: requireSafeInteger('id', id, 1) });
   }
 
+  /**
+   * The terms of `resource`, newest first (decision 0267): the current one (held, released or
+   * expired) and the ones before it, each with its holder, token, start, end and how it ended
+   * (`released`, `expired`, `superseded`), and whether it was a takeover. Only the current
+   * term is known until recording is turned on (setTermRecording: it costs every acquire that
+   * starts a new term a row written). Terms are kept for the maintainer's term retention
+   * (default 7 days, at most 100 per resource). An unknown resource has no terms: an empty list.
+   */
+  async terms(resource: string, options?: { limit?: number }): Promise<LeaseTermView[]> {
+    const name = requireName('resource', resource);
+    const limit = termsLimit(options);
+    // The row first: a term that ends between the two reads is then among the recorded ones,
+    // and termsTimeline keeps one copy of each token (read the other way round, it would be
+    // missing from both).
+    const current = await this.engine.leaseGet({ resource: name });
+    const recorded = await this.engine.leaseTermList({ kind: 'lease', resource: name, limit });
+    return termsTimeline(current, recorded, limit);
+  }
+
+  /** Whether lease terms are being recorded: a setting of the database, off at first. */
+  async termRecording(): Promise<boolean> {
+    return this.engine.leaseTermRecording();
+  }
+
+  /**
+   * Turns the recording of lease terms on or off for every instance on this database (on
+   * PostgreSQL: ALTER TABLE … ENABLE/DISABLE TRIGGER, so the role must own the tables, as the
+   * migrating role does). Elections and lease locks always record their terms.
+   */
+  async setTermRecording(enabled: boolean): Promise<void> {
+    if (typeof enabled !== 'boolean')
+      throw new InvalidArgumentError('enabled', `must be a boolean, got ${typeof enabled}`);
+    await this.engine.leaseTermRecordingSet({ enabled });
+  }
+
   async list(options: ListOptions = {}): Promise<Lease[]> {
     const filter = requireOneOf('state', options.state ?? 'all', LEASE_LIST_FILTERS);
     const limit = requireSafeInteger('limit', options.limit ?? 100, 1);
@@ -196,7 +232,7 @@ export class LeaseManager {
         current?.expiresAt ?? new Date(0),
       );
     }
-    return new HeldLease(this.terms, this.clock, result.lease, sentAt, timing, options);
+    return new HeldLease(this.termStore, this.clock, result.lease, sentAt, timing, options);
   }
 
   /**

@@ -18,6 +18,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { InvalidArgumentError, UnsupportedError } from '../core/errors.js';
+import { termsLimit, termsTimeline, type LeaseTermView } from '../core/lease-terms.js';
 import type { Lease } from '../core/types.js';
 import { LIMITS, requireName, requireSafeInteger } from '../core/validate.js';
 import type { Engine, EngineCapabilities } from '../engine/engine.js';
@@ -25,6 +26,7 @@ import { AdvisoryLock } from './advisory-lock.js';
 import { LeaseLock, leaseLockSettings, type LeaseLockOptions } from './lease-lock.js';
 import { Semaphore, type SemaphoreOptions } from './semaphore.js';
 import { SessionLock } from './session-lock.js';
+import { ELECTION_LOCK_PREFIX } from './election-options.js';
 import { LockWakeups } from './wait.js';
 
 export class LockManager {
@@ -84,6 +86,32 @@ export class LockManager {
       ...(options.prefix === undefined ? {} : { prefix: requireName('prefix', options.prefix) }),
       limit,
     });
+  }
+
+  /**
+   * The terms of the lease lock `name`, newest first, as `lh.leases.terms` answers for a lease
+   * (decision 0267); an unknown name has none.
+   */
+  async leaseLockTerms(name: string, options?: { limit?: number }): Promise<LeaseTermView[]> {
+    return this.lockTerms(requireName('name', name), termsLimit(options));
+  }
+
+  /** The terms of the election `election` (its lease lock `leasehold:election:<election>`). */
+  async electionTerms(election: string, options?: { limit?: number }): Promise<LeaseTermView[]> {
+    const name = requireName(
+      'election',
+      election,
+      LIMITS.nameMaxLength - ELECTION_LOCK_PREFIX.length,
+    );
+    return this.lockTerms(ELECTION_LOCK_PREFIX + name, termsLimit(options));
+  }
+
+  private async lockTerms(name: string, limit: number): Promise<LeaseTermView[]> {
+    // The row first: a term that ends between the two reads is then among the recorded ones,
+    // and termsTimeline keeps one copy of each token.
+    const current = await this.engine.leaseLockGet({ name });
+    const recorded = await this.engine.leaseTermList({ kind: 'lock', resource: name, limit });
+    return termsTimeline(current, recorded, limit);
   }
 
   private requireCapability(capability: keyof EngineCapabilities, flavour: string): void {

@@ -37,6 +37,7 @@ import { jobExplorerRoutes } from './routes/job-explorer.js';
 import { jobRoutes } from './routes/jobs.js';
 import { leaderRoutes } from './routes/leaders.js';
 import { leaseRoutes } from './routes/leases.js';
+import { leaseTermRoutes } from './routes/lease-terms.js';
 import { queueJobRoutes } from './routes/queue-jobs.js';
 import { queueRoutes } from './routes/queues.js';
 import { trendRoutes } from './routes/trends.js';
@@ -154,6 +155,7 @@ export const leaseholdPlugin: FastifyPluginAsync<LeaseholdPluginOptions> = async
   queueJobRoutes(instance, ctx);
   flowRoutes(instance, ctx);
   leaderRoutes(instance, ctx);
+  leaseTermRoutes(instance, ctx);
   await dashboardRoutes(instance);
   eventRoutes(instance, ctx);
 };

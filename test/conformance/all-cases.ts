@@ -7,6 +7,7 @@ import { flowEngineCases } from './engine/flows.cases.js';
 import { jobEngineCases } from './engine/jobs.cases.js';
 import { leaseBatchEngineCases } from './engine/lease-batches.cases.js';
 import { leaseEngineCases } from './engine/leases.cases.js';
+import { leaseTermEngineCases } from './engine/lease-terms.cases.js';
 import { lockEngineCases } from './engine/locks.cases.js';
 import { notificationEngineCases } from './engine/notifications.cases.js';
 import { queueSettingsEngineCases } from './engine/queue-settings.cases.js';
@@ -36,6 +37,7 @@ export function defineAllCases(h: EngineHarness): void {
   // engine level: one operation family at a time
   leaseEngineCases(h);
   leaseBatchEngineCases(h);
+  leaseTermEngineCases(h);
   notificationEngineCases(h);
   lockEngineCases(h);
   semaphoreEngineCases(h);

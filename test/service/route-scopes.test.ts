@@ -129,6 +129,8 @@ describe('route scopes', () => {
           'GET /api/jobs/:id/explain',
           'GET /api/jobs/:id/wait',
           'GET /api/jobs/search',
+          'GET /api/leases/:resource/terms',
+          'GET /api/leaders/:election/terms',
         ])
           assert.ok(byScope.read?.includes(what), `${what} needs read`);
         // Pause and resume are operator actions on jobs, as retry and cancel (decision 0242).

@@ -201,3 +201,15 @@ export interface TrendSeriesView {
   points: TrendPointView[];
   latest: TrendMinuteView[];
 }
+
+/** One term of a lease or an election (GET /api/leases/:resource/terms, /api/leaders/:election/terms). */
+export interface TermView {
+  holder: string;
+  token: number;
+  startedAt: string;
+  /** Null while the term is held. */
+  endedAt: string | null;
+  ended: 'released' | 'expired' | 'superseded' | null;
+  /** The term before it ran out under another holder. */
+  takeover: boolean;
+}

@@ -79,6 +79,8 @@ export function registerDemo(program: Command, ctx: CliContext): void {
         });
         try {
           await lh.migrate();
+          // The console shows each lease's terms: their recording is off unless turned on.
+          await lh.leases.setTermRecording(true);
           const serviceEvents = new TypedEvents<ServiceEventMap>();
           const server = await startServer({
             lh,

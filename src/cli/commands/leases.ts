@@ -3,11 +3,12 @@ import { LeaseHeldError, LeaseLostError } from '../../core/errors.js';
 import { LEASE_LIST_FILTERS, type LeaseListFilter } from '../../core/types.js';
 import { DATABASE_URL_HELP, withLeasehold, type DatabaseOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
-import { LIMITS, requireName } from '../../core/validate.js';
+import { LIMITS, requireName, requireOneOf } from '../../core/validate.js';
 import { parseDurationOption, parseIntegerOption } from '../options.js';
 import { printObject, printRows } from '../output.js';
 
 const COLUMNS = ['id', 'resource', 'holder', 'token', 'state', 'expiresAt', 'renewCount'];
+const TERM_COLUMNS = ['token', 'holder', 'startedAt', 'endedAt', 'ended', 'takeover'];
 
 const TTL = parseDurationOption('--ttl', { min: LIMITS.ttlMinMs, max: LIMITS.ttlMaxMs });
 
@@ -35,6 +36,31 @@ export function registerLeases(program: Command, ctx: CliContext): void {
         printRows(ctx.out, rows, COLUMNS, o.json ?? false);
       }),
     );
+
+  common(leases.command('terms <resource>'))
+    .description('the terms of a lease, newest first: holder, token, start, end, how it ended')
+    .option('--limit <n>', 'at most this many', parseIntegerOption('--limit', 1, 200), 50)
+    .action((resource: string, o: Common & { limit: number }) => {
+      requireName('resource', resource);
+      return withLeasehold(o, async (lh) => {
+        const terms = await lh.leases.terms(resource, { limit: o.limit });
+        printRows(ctx.out, terms, TERM_COLUMNS, o.json ?? false);
+      });
+    });
+
+  common(leases.command('record-terms <setting>'))
+    .description(
+      'turn the recording of lease terms on or off for every instance (off at first: it costs ' +
+        'each acquire that starts a new term a row), or show it with "status"',
+    )
+    .action((setting: string, o: Common) => {
+      const choice = requireOneOf('setting', setting, ['on', 'off', 'status'] as const);
+      return withLeasehold(o, async (lh) => {
+        if (choice !== 'status') await lh.leases.setTermRecording(choice === 'on');
+        const recording = await lh.leases.termRecording();
+        ctx.out.write(`lease term recording is ${recording ? 'on' : 'off'}\n`);
+      });
+    });
 
   common(leases.command('acquire <resource>'))
     .description('acquire a lease (fails with lease_held while another holder has it)')

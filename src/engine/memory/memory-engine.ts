@@ -15,6 +15,7 @@ import { MemoryLeases } from './memory-leases.js';
 import { MemoryConnectionLocks } from './memory-connection-locks.js';
 import { MemoryFences } from './memory-fences.js';
 import { MemoryLeaseLocks } from './memory-lease-locks.js';
+import { MemoryTermHistory } from './memory-term-history.js';
 import { MemoryScheduleSlots } from './memory-schedule-slots.js';
 import { MemorySemaphores } from './memory-semaphores.js';
 import { MemorySteps } from './memory-steps.js';
@@ -50,6 +51,7 @@ export class MemoryEngine extends ComposedEngine implements Engine {
     const connectionLocks = new MemoryConnectionLocks();
     const state = { closed: false };
     const workers = new MemoryWorkers(now);
+    const termHistory = new MemoryTermHistory();
     // The queue family explains a job from the job and worker families' facts; `jobs` is made
     // just below (its claims read the queue family), hence the closure.
     const queues: MemoryQueues = new MemoryQueues(publish, {
@@ -59,9 +61,9 @@ export class MemoryEngine extends ComposedEngine implements Engine {
     const jobs: MemoryJobs = new MemoryJobs(now, publish, queues);
     super(
       {
-        leases: new MemoryLeases(now),
+        leases: new MemoryLeases(now, termHistory),
         connectionLocks,
-        leaseLocks: new MemoryLeaseLocks(now, publish),
+        leaseLocks: new MemoryLeaseLocks(now, publish, termHistory),
         semaphores: new MemorySemaphores(now, publish),
         scheduleSlots: new MemoryScheduleSlots(now),
         fences: new MemoryFences(),

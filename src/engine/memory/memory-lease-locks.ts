@@ -14,6 +14,7 @@ import {
   type LeaseLockRenewParams,
 } from '../lease-locks.js';
 import { byCodePoint } from './code-point-order.js';
+import type { MemoryTermHistory } from './memory-term-history.js';
 
 interface LeaseLockRecord extends Omit<Lease, 'state' | 'metadata' | 'resource'> {
   readonly name: string;
@@ -29,6 +30,7 @@ export class MemoryLeaseLocks implements LeaseLockOperations {
     private readonly now: () => Date,
     /** Announces a release on topic `locks`, as the releasing SQL does inline. */
     private readonly publish: (topic: string, payload: string) => void,
+    private readonly history: MemoryTermHistory,
   ) {}
 
   async leaseLockAcquire(p: LeaseLockAcquireParams): Promise<LeaseLockAcquireResult> {
@@ -68,6 +70,7 @@ export class MemoryLeaseLocks implements LeaseLockOperations {
         retryAfterMs: freeAt - now.getTime(),
       };
     }
+    this.history.record('lock', p.name, existing);
     const record: LeaseLockRecord = {
       ...existing,
       ...term,
@@ -82,7 +85,10 @@ export class MemoryLeaseLocks implements LeaseLockOperations {
   async leaseLockRenew(p: LeaseLockRenewParams): Promise<Lease | null> {
     const now = this.now();
     const existing = this.owned(p.name, p.holder, p.token, now);
-    if (!existing) return null;
+    if (!existing) {
+      this.history.supersede('lock', p.name, p.holder, p.token, this.leaseLocks.get(p.name));
+      return null;
+    }
     return this.store(
       {
         ...existing,

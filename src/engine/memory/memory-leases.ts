@@ -7,7 +7,11 @@ import type {
   LeaseReleaseParams,
   LeaseRenewParams,
   LeaseOperations,
+  LeaseTermListParams,
+  LeaseTermPruneParams,
 } from '../leases.js';
+import type { RecordedTerm } from '../../core/lease-terms.js';
+import type { MemoryTermHistory } from './memory-term-history.js';
 
 /** A lease row as the memory engine keeps it; `state` is derived on every read. */
 type LeaseRecord = Omit<Lease, 'state'>;
@@ -22,7 +26,10 @@ export class MemoryLeases implements LeaseOperations {
   private readonly byResource = new Map<string, LeaseRecord>();
   private nextId = 1;
 
-  constructor(private readonly now: () => Date) {}
+  constructor(
+    private readonly now: () => Date,
+    private readonly history: MemoryTermHistory,
+  ) {}
 
   async leaseAcquire(p: LeaseAcquireParams): Promise<LeaseAcquireResult> {
     const now = this.now();
@@ -61,6 +68,7 @@ export class MemoryLeases implements LeaseOperations {
       return { acquired: true, lease: view(record, now) };
     }
     if (live) return { acquired: false, current: view(existing, now) };
+    this.history.record('lease', p.resource, existing);
     const record: LeaseRecord = {
       ...existing,
       holder: p.holder,
@@ -80,7 +88,10 @@ export class MemoryLeases implements LeaseOperations {
   async leaseRenew(p: LeaseRenewParams): Promise<Lease | null> {
     const now = this.now();
     const existing = this.byResource.get(p.resource);
-    if (!existing || !ownedLive(existing, p.holder, p.token, now)) return null;
+    if (!existing || !ownedLive(existing, p.holder, p.token, now)) {
+      this.history.supersede('lease', p.resource, p.holder, p.token, existing);
+      return null;
+    }
     const record: LeaseRecord = {
       ...existing,
       renewedAt: now,
@@ -159,6 +170,22 @@ export class MemoryLeases implements LeaseOperations {
     let active = 0;
     for (const record of this.byResource.values()) if (isLive(record, now)) active++;
     return active;
+  }
+
+  async leaseTermList(p: LeaseTermListParams): Promise<RecordedTerm[]> {
+    return this.history.list(p);
+  }
+
+  async leaseTermPrune(p: LeaseTermPruneParams): Promise<number> {
+    return this.history.prune(p, this.now());
+  }
+
+  async leaseTermRecording(): Promise<boolean> {
+    return this.history.recordingLeases;
+  }
+
+  async leaseTermRecordingSet(p: { enabled: boolean }): Promise<void> {
+    this.history.recordingLeases = p.enabled;
   }
 
   private markReleased(existing: LeaseRecord, now: Date): Lease {

@@ -14,12 +14,17 @@ import type { PgContext } from './context.js';
 import { withEpoch } from './epoch.js';
 import type { LockQueries } from './lock-queries.js';
 import { mapLease, type LeaseRow } from './rows.js';
+import { PostgresTermHistory } from './postgres-term-history.js';
 
 export class PostgresLeaseLocks implements LeaseLockOperations {
+  private readonly terms: PostgresTermHistory;
+
   constructor(
     private readonly ctx: PgContext,
     private readonly sql: LockQueries,
-  ) {}
+  ) {
+    this.terms = new PostgresTermHistory(ctx);
+  }
 
   async leaseLockAcquire(p: LeaseLockAcquireParams): Promise<LeaseLockAcquireResult> {
     const rows = await withEpoch(this.ctx, 'LeaseLockAcquire', () =>
@@ -53,7 +58,9 @@ export class PostgresLeaseLocks implements LeaseLockOperations {
       p.ttlMs,
       this.ctx.pinnedNow(),
     ]);
-    return rows[0] ? mapLease(rows[0]) : null;
+    if (rows[0]) return mapLease(rows[0]);
+    await this.terms.supersede('lock', [{ resource: p.name, holder: p.holder, token: p.token }]);
+    return null;
   }
 
   async leaseLockRelease(p: LeaseLockReleaseParams): Promise<Lease | null> {

@@ -7,12 +7,16 @@ import type {
   LeaseReleaseByIdParams,
   LeaseReleaseParams,
   LeaseRenewParams,
+  LeaseTermListParams,
+  LeaseTermPruneParams,
 } from '../leases.js';
+import type { RecordedTerm } from '../../core/lease-terms.js';
 import type { PgContext } from './context.js';
 import { leaseQueries, type LeaseQueries } from './lease-queries.js';
 import { inRounds } from './lease-rounds.js';
 import { mapLease, toSafeInteger, type LeaseRow } from './rows.js';
 import { withEpoch } from './epoch.js';
+import { PostgresTermHistory } from './postgres-term-history.js';
 
 /**
  * The lease family on PostgreSQL: each operation is one statement from lease-queries (a
@@ -20,9 +24,11 @@ import { withEpoch } from './epoch.js';
  */
 export class PostgresLeases implements LeaseOperations {
   private readonly sql: LeaseQueries;
+  private readonly terms: PostgresTermHistory;
 
   constructor(private readonly ctx: PgContext) {
     this.sql = leaseQueries(ctx.quotedSchema);
+    this.terms = new PostgresTermHistory(ctx);
   }
 
   async leaseAcquire(p: LeaseAcquireParams): Promise<LeaseAcquireResult> {
@@ -39,14 +45,16 @@ export class PostgresLeases implements LeaseOperations {
     return { acquired: false, current: await this.leaseGet({ resource: p.resource }) };
   }
 
-  leaseRenew(p: LeaseRenewParams): Promise<Lease | null> {
-    return this.oneLease('LeaseRenew', this.sql.LeaseRenew, [
+  async leaseRenew(p: LeaseRenewParams): Promise<Lease | null> {
+    const lease = await this.oneLease('LeaseRenew', this.sql.LeaseRenew, [
       p.resource,
       p.holder,
       p.token ?? null,
       p.ttlMs,
       this.ctx.pinnedNow(),
     ]);
+    if (!lease) await this.terms.supersede('lease', [p]);
+    return lease;
   }
 
   leaseRelease(p: LeaseReleaseParams): Promise<Lease | null> {
@@ -79,10 +87,16 @@ export class PostgresLeases implements LeaseOperations {
     });
   }
 
-  leaseRenewMany(ps: readonly LeaseRenewParams[]): Promise<(Lease | null)[]> {
-    return this.ownedMany('LeaseRenewMany', this.sql.LeaseRenewMany, ps, (round) => [
+  async leaseRenewMany(ps: readonly LeaseRenewParams[]): Promise<(Lease | null)[]> {
+    const leases = await this.ownedMany('LeaseRenewMany', this.sql.LeaseRenewMany, ps, (round) => [
       round.map((p) => p.ttlMs),
     ]);
+    // One statement for every refusal: a resource named twice is marked once, which is the same.
+    await this.terms.supersede(
+      'lease',
+      ps.filter((_, i) => leases[i] === null),
+    );
+    return leases;
   }
 
   leaseReleaseMany(ps: readonly LeaseReleaseParams[]): Promise<(Lease | null)[]> {
@@ -122,6 +136,22 @@ export class PostgresLeases implements LeaseOperations {
       [this.ctx.pinnedNow()],
     );
     return toSafeInteger(rows[0]!.active, 'count(leases)');
+  }
+
+  leaseTermList(p: LeaseTermListParams): Promise<RecordedTerm[]> {
+    return this.terms.list(p);
+  }
+
+  leaseTermPrune(p: LeaseTermPruneParams): Promise<number> {
+    return this.terms.prune(p);
+  }
+
+  leaseTermRecording(): Promise<boolean> {
+    return this.terms.recording();
+  }
+
+  leaseTermRecordingSet(p: { enabled: boolean }): Promise<void> {
+    return this.terms.setRecording(p.enabled);
   }
 
   /**

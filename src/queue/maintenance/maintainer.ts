@@ -16,6 +16,7 @@ import {
   pruneFinishedJobs,
   pruneTrends,
   recordTrends,
+  pruneLeaseTerms,
   rescueExpiredJobs,
   sweepSilentWorkers,
   type MaintenanceSettings,
@@ -44,6 +45,10 @@ export interface MaintainerOptions extends Omit<ServiceOptions, 'intervalMs'> {
   trendsRetention?: Duration;
   /** Minutes a trends record may reach back after a gap; default 60, at most 1440. */
   trendsCatchUpMinutes?: number;
+  /** How long recorded lease and election terms are kept after they ended; default 7 days. */
+  termRetention?: Duration;
+  /** Recorded terms kept per resource (the newest); default 100. */
+  termsPerResource?: number;
 }
 
 export interface MaintenanceCycle {
@@ -55,6 +60,7 @@ export interface MaintenanceCycle {
   /** Trend rows written (the minute under way, and any missed since the newest recorded). */
   readonly trends: number;
   readonly 'prune-trends': number;
+  readonly 'prune-terms': number;
 }
 
 export interface MaintainerEvents {
@@ -92,6 +98,11 @@ export class Maintainer extends BackgroundService<MaintenanceCycle> {
         options.trendsCatchUpMinutes ?? 60,
         1,
       ),
+      termRetentionMs: toMilliseconds(
+        'termRetention',
+        options.termRetention ?? 7 * 24 * 3600 * 1000,
+      ),
+      termsPerResource: requireSafeInteger('termsPerResource', options.termsPerResource ?? 100, 1),
     };
     if (this.settings.trendsCatchUpMinutes > 1440)
       throw new InvalidArgumentError('trendsCatchUpMinutes', 'must be at most 1440 (a day)');
@@ -109,6 +120,7 @@ export class Maintainer extends BackgroundService<MaintenanceCycle> {
         prune: 0,
         trends: 0,
         'prune-trends': 0,
+        'prune-terms': 0,
       };
       this.events.emit('maintenance:ran', skipped);
       return skipped;
@@ -121,6 +133,7 @@ export class Maintainer extends BackgroundService<MaintenanceCycle> {
         prune: await this.runTask(pruneFinishedJobs, lock.signal),
         trends: this.trends ? await this.runTask(recordTrends, lock.signal) : 0,
         'prune-trends': this.trends ? await this.runTask(pruneTrends, lock.signal) : 0,
+        'prune-terms': await this.runTask(pruneLeaseTerms, lock.signal),
       };
       this.events.emit('maintenance:ran', cycle);
       return cycle;

@@ -21,10 +21,14 @@ export interface MaintenanceSettings {
   trendsRetentionMs: number;
   /** How many minutes back a trends record may reach after a gap (a leader change, a stop). */
   trendsCatchUpMinutes: number;
+  /** Recorded lease and election terms are deleted this long after they ended (decision 0267). */
+  termRetentionMs: number;
+  /** And beyond this many per resource, the oldest first. */
+  termsPerResource: number;
 }
 
 export interface MaintenanceTask {
-  readonly name: 'rescue' | 'sweep-workers' | 'prune' | 'trends' | 'prune-trends';
+  readonly name: 'rescue' | 'sweep-workers' | 'prune' | 'trends' | 'prune-trends' | 'prune-terms';
   /** One statement per cycle, never repeated (its answer is not a batch's fill). */
   readonly once?: boolean;
   /** One bounded step; returns the rows it changed. */
@@ -65,4 +69,14 @@ export const recordTrends: MaintenanceTask = {
 export const pruneTrends: MaintenanceTask = {
   name: 'prune-trends',
   step: (engine, s) => engine.trendsPrune({ olderThanMs: s.trendsRetentionMs, limit: s.batchSize }),
+};
+
+export const pruneLeaseTerms: MaintenanceTask = {
+  name: 'prune-terms',
+  step: (engine, s) =>
+    engine.leaseTermPrune({
+      olderThanMs: s.termRetentionMs,
+      keepPerResource: s.termsPerResource,
+      limit: s.batchSize,
+    }),
 };

@@ -154,7 +154,7 @@ function Steps({ job }: { job: JobView }) {
   return (
     <>
       <h4>Steps</h4>
-      <div class="table-wrap">
+      <div class="table-wrap" role="region" aria-label="Steps" tabIndex={0}>
         <table data-testid="job-steps">
           <thead>
             <tr>

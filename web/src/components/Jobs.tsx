@@ -105,7 +105,7 @@ export function Jobs({
   return (
     <section id="jobs" aria-labelledby="jobs-title">
       <h2 id="jobs-title">Jobs</h2>
-      <div class="table-wrap">
+      <div class="table-wrap" role="region" aria-labelledby="jobs-title" tabIndex={0}>
         <table>
           <thead>
             <tr>
@@ -174,7 +174,12 @@ export function Jobs({
         </table>
       </div>
       {selection ? (
-        <div class="table-wrap">
+        <div
+          class="table-wrap"
+          role="region"
+          aria-label="Jobs of the chosen queue and status"
+          tabIndex={0}
+        >
           <h3>
             {selection.status} in <span class="mono">{selection.queue}</span>
           </h3>

@@ -1,5 +1,7 @@
 import type { LeaderView, ScheduleView } from '../types.js';
+import { useState } from 'preact/hooks';
 import { ago, span, until, useNow } from '../time.js';
+import { TermsTimeline } from './TermsTimeline.js';
 
 /**
  * Who leads each election (since when, with which token, how long its term has left) and what
@@ -16,6 +18,9 @@ export function Leaders({
   offsetMs: number;
 }) {
   const now = useNow(500);
+  // The election whose terms are open below its table (click its name).
+  const [open, setOpen] = useState<string | null>(null);
+  const opened = open === null ? undefined : leaders.find((l) => l.election === open);
   return (
     <section id="leaders" aria-labelledby="leaders-title">
       <h2 id="leaders-title">Leaders &amp; schedules</h2>
@@ -43,7 +48,15 @@ export function Leaders({
               leaders.map((l) => (
                 <tr key={l.election} data-election={l.election}>
                   <th scope="row" class="mono">
-                    {l.election}
+                    <button
+                      type="button"
+                      class="link mono"
+                      aria-expanded={open === l.election}
+                      title="Show this election's terms"
+                      onClick={() => setOpen(open === l.election ? null : l.election)}
+                    >
+                      {l.election}
+                    </button>
                   </th>
                   <td class="mono" data-testid="leader">
                     {l.instanceId}
@@ -68,6 +81,14 @@ export function Leaders({
           </tbody>
         </table>
       </div>
+      {open === null ? null : (
+        <TermsTimeline
+          subject={{ kind: 'election', name: open }}
+          version={opened ? `${opened.token}:${opened.state}` : ''}
+          offsetMs={offsetMs}
+          onClose={() => setOpen(null)}
+        />
+      )}
       <h3 id="schedules-title">Schedules</h3>
       <div class="table-wrap" role="region" aria-labelledby="schedules-title" tabIndex={0}>
         <table>

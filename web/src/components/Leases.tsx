@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { LeaseView } from '../types.js';
 import { useNow } from '../time.js';
+import { TermsTimeline } from './TermsTimeline.js';
 
 type Filter = 'active' | 'expired' | 'released' | 'all';
 const FILTERS: Filter[] = ['active', 'expired', 'released', 'all'];
@@ -19,6 +20,9 @@ export function Leases({
   flashes: Map<string, string>;
 }) {
   const [filter, setFilter] = useState<Filter>('active');
+  // The resource whose terms are open below the table (click its name).
+  const [open, setOpen] = useState<string | null>(null);
+  const opened = open === null ? undefined : leases.find((l) => l.resource === open);
   const now = useNow(200);
   const shown = leases.filter((l) => filter === 'all' || l.state === filter);
   return (
@@ -33,7 +37,7 @@ export function Leases({
           ))}
         </div>
       </div>
-      <div class="table-wrap">
+      <div class="table-wrap" role="region" aria-labelledby="leases-title" tabIndex={0}>
         <table>
           <thead>
             <tr>
@@ -62,7 +66,17 @@ export function Leases({
                     class={flashes.get(l.resource) ?? ''}
                     data-resource={l.resource}
                   >
-                    <td class="mono">{l.resource}</td>
+                    <td class="mono">
+                      <button
+                        type="button"
+                        class="link mono"
+                        aria-expanded={open === l.resource}
+                        title="Show this lease's terms"
+                        onClick={() => setOpen(open === l.resource ? null : l.resource)}
+                      >
+                        {l.resource}
+                      </button>
+                    </td>
                     <td class="mono">{l.holder}</td>
                     <td class="mono">{l.token}</td>
                     <td>
@@ -93,6 +107,14 @@ export function Leases({
           </tbody>
         </table>
       </div>
+      {open === null ? null : (
+        <TermsTimeline
+          subject={{ kind: 'lease', name: open }}
+          version={opened ? `${opened.token}:${opened.state}` : ''}
+          offsetMs={offsetMs}
+          onClose={() => setOpen(null)}
+        />
+      )}
     </section>
   );
 }

@@ -16,6 +16,7 @@ import { jobSteps } from './0015_job_steps.js';
 import { jobFlows } from './0016_job_flows.js';
 import { workerKind } from './0017_worker_kind.js';
 import { queueTrends } from './0018_queue_trends.js';
+import { leaseTerms } from './0019_lease_terms.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -39,4 +40,5 @@ export const MIGRATIONS: readonly Migration[] = [
   jobFlows,
   workerKind,
   queueTrends,
+  leaseTerms,
 ];
