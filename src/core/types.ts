@@ -85,6 +85,10 @@ export interface JobAttemptError {
   readonly attempt: number;
   readonly at: Date;
   readonly error: string;
+  /** The worker whose claim failed, and that claim's fencing token (its generation). Absent
+   * on entries written before they were recorded, and on a flow parent failed by a child. */
+  readonly worker?: string | null;
+  readonly token?: number;
 }
 
 export interface Job {

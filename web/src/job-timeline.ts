@@ -2,7 +2,7 @@
  * A job's timeline, built from what its row holds (decision 0266): when it was enqueued, when it
  * was due (if later), each failed attempt, its latest claim (who, when, with which generation:
  * the fencing token of that claim), its lease while it runs, and how it ended. The row keeps
- * only the latest claim, so earlier claims appear through their failures, not on their own.
+ * only the latest claim; each failed attempt names its own claim (worker and token).
  */
 import type { JobView } from './types.js';
 
@@ -19,7 +19,9 @@ export function jobTimeline(job: JobView): TimelineEvent[] {
     events.push({
       at: e.at,
       what: `attempt ${e.attempt} failed`,
-      detail: e.error.split('\n', 1)[0],
+      detail:
+        (e.worker ? `claim by ${e.worker}, token ${e.token ?? '?'}: ` : '') +
+        e.error.split('\n', 1)[0],
       tone: 'bad',
     });
   if (job.claimedAt && job.claimedBy)

@@ -99,7 +99,8 @@ export interface JobView {
   generation: number;
   result: unknown;
   lastError: string | null;
-  errors: { attempt: number; at: string; error: string }[];
+  /** Failed attempts, newest 20; `worker` and `token`: the failed claim (decision 0266). */
+  errors: { attempt: number; at: string; error: string; worker?: string | null; token?: number }[];
   createdAt: string;
   finishedAt: string | null;
   /** How long one attempt may run (ms); null: the worker's default. */

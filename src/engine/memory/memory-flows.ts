@@ -129,7 +129,8 @@ export class MemoryFlows implements FlowOperations {
       }
       return;
     }
-    recordError(parent, failureOf(child, outcome), now);
+    // The parent was never claimed for this: no worker or token (as job_flow_settle writes it).
+    recordError(parent, failureOf(child, outcome), now, false);
     this.host.finish(parent, 'dead', now, woken);
     this.host.announceFinished([parent.id]);
     if (policy === 'cancel-siblings') this.cancelChildren(parent.id, now, woken);

@@ -65,15 +65,19 @@ export { MS };
 const ERRORS_KEPT = 20;
 
 /**
- * `j.errors` with one more `{attempt, at, error}` entry appended, keeping the newest
- * ERRORS_KEPT. `at` is written as an ISO instant in UTC with milliseconds, as a Date prints.
+ * `j.errors` with one more `{attempt, at, error, worker, token}` entry appended, keeping the
+ * newest ERRORS_KEPT. `at` is written as an ISO instant in UTC with milliseconds, as a Date
+ * prints. `worker` and `token` are the failed claim's (the row's values before this update),
+ * so a job's history names every claim that failed, in the write that happens anyway.
  */
 const appendError = (error: string): string => `(
   SELECT coalesce(jsonb_agg(e.value ORDER BY e.n), '[]'::jsonb)
   FROM jsonb_array_elements(j.errors || jsonb_build_array(jsonb_build_object(
          'attempt', j.attempts,
          'at', to_char(clock.now AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-         'error', ${error}))) WITH ORDINALITY AS e(value, n)
+         'error', ${error},
+         'worker', j.claimed_by,
+         'token', j.generation))) WITH ORDINALITY AS e(value, n)
   WHERE e.n > jsonb_array_length(j.errors) + 1 - ${ERRORS_KEPT})`;
 
 /**

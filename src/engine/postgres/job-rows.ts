@@ -35,7 +35,7 @@ export interface JobRow extends Record<JobColumn, unknown> {
   result: unknown;
   last_error: string | null;
   /** jsonb: `at` is an ISO string. */
-  errors: { attempt: number; at: string; error: string }[];
+  errors: { attempt: number; at: string; error: string; worker?: string | null; token?: number }[];
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
@@ -95,6 +95,9 @@ export function mapJobValues(v: readonly unknown[]): Job {
             attempt: e.attempt,
             at: new Date(e.at),
             error: e.error,
+            ...(e.worker === undefined ? {} : { worker: e.worker }),
+            // jsonb keeps a bigint generation as a number: exact up to 2^53.
+            ...(e.token === undefined ? {} : { token: e.token }),
           })),
     createdAt: v[AT.created_at] as Date,
     updatedAt: v[AT.updated_at] as Date,

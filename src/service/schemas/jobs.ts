@@ -47,7 +47,13 @@ export const JobSchema = Type.Object(
     result: Type.Unknown({ description: 'What the handler answered (JSON), or null.' }),
     lastError: nullable(Type.String()),
     errors: Type.Array(
-      Type.Object({ attempt: Type.Integer(), at: instant, error: Type.String() }),
+      Type.Object({
+        attempt: Type.Integer(),
+        at: instant,
+        error: Type.String(),
+        worker: Type.Optional(nullable(Type.String({ description: 'Whose claim failed.' }))),
+        token: Type.Optional(Type.Integer({ description: "The failed claim's fencing token." })),
+      }),
       { description: 'The newest failed attempts, each with its error (and stack).' },
     ),
     createdAt: instant,

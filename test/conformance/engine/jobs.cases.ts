@@ -686,9 +686,11 @@ export function jobEngineCases(h: EngineHarness): void {
       'retries a failed job after its delay, then dead-letters it at maxAttempts with its errors',
       async ({ engine, clock }) => {
         const [job] = await enqueue(engine, spec({ maxAttempts: 3 }));
+        const tokens: number[] = [];
         for (let attempt = 1; attempt <= 2; attempt++) {
           const [claimed] = await claim(engine, 'w1');
           assert.equal(claimed?.attempts, attempt);
+          tokens.push(claimed!.generation);
           const [outcome] = await engine.jobFail({
             workerId: 'w1',
             jobs: [{ ...ref(claimed!), error: `failure ${attempt}`, retryDelayMs: 2_000 }],
@@ -724,6 +726,12 @@ export function jobEngineCases(h: EngineHarness): void {
           ],
         );
         assert.equal(dead?.errors[2]?.at.getTime(), clock.now().getTime());
+        // Each entry names the claim that failed: its worker and its fencing token.
+        tokens.push(last!.generation);
+        assert.deepEqual(
+          dead?.errors.map((e) => [e.worker, e.token]),
+          tokens.map((t) => ['w1', t]),
+        );
         await clock.advance(10_000);
         assert.deepEqual(await claim(engine, 'w1'), [], 'a dead job is never claimed');
       },
