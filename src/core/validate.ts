@@ -172,3 +172,25 @@ export function requireSqlIdentifier(field: string, value: unknown): string {
   }
   return value;
 }
+
+/**
+ * `value` as an object of options whose keys are all among `fields` (`undefined` is `{}`):
+ * a misspelt option is an error naming it, not a setting silently ignored.
+ */
+export function requireKnownFields<F extends string>(
+  name: string,
+  value: unknown,
+  fields: readonly F[],
+  kind: string,
+): Partial<Record<F, unknown>> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidArgumentError(name, `must be an object, got ${typeName(value)}`);
+  for (const field of Object.keys(value))
+    if (!(fields as readonly string[]).includes(field))
+      throw new InvalidArgumentError(
+        field,
+        `is not a ${kind} field (the fields are ${fields.join(', ')})`,
+      );
+  return value as Partial<Record<F, unknown>>;
+}

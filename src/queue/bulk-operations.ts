@@ -10,7 +10,7 @@
 import { typeName } from '../core/duration.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { JOB_STATUSES, type JobStatus } from '../core/types.js';
-import { requireName, requireSafeInteger } from '../core/validate.js';
+import { requireKnownFields, requireName, requireSafeInteger } from '../core/validate.js';
 import type { Engine } from '../engine/engine.js';
 import type { JobBatchOutcome, JobBatchParams, JobMatch } from '../engine/jobs.js';
 
@@ -65,16 +65,7 @@ const BATCH_OF: Record<BulkAction, 'jobRetryMatching' | 'jobCancelMatching' | 'j
  * an empty time range.
  */
 export function toJobMatch(queue: string, action: BulkAction, filter: unknown): JobMatch {
-  if (filter === undefined) filter = {};
-  if (typeof filter !== 'object' || filter === null || Array.isArray(filter))
-    throw new InvalidArgumentError('filter', `must be an object, got ${typeName(filter)}`);
-  for (const field of Object.keys(filter))
-    if (!(FILTER_FIELDS as readonly string[]).includes(field))
-      throw new InvalidArgumentError(
-        field,
-        `is not a filter field (the fields are ${FILTER_FIELDS.join(', ')})`,
-      );
-  const f = filter as Record<(typeof FILTER_FIELDS)[number], unknown>;
+  const f = requireKnownFields('filter', filter, FILTER_FIELDS, 'filter');
   const match: JobMatch = { queue, statuses: statusesOf(action, f.status) };
   if (f.type !== undefined) match.type = requireName('type', f.type);
   if (f.key !== undefined) match.key = requireName('key', f.key);

@@ -9,7 +9,7 @@
 import { typeName } from '../core/duration.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { JOB_STATUSES, type JobStatus } from '../core/types.js';
-import { LIMITS, requireName, requireSafeInteger } from '../core/validate.js';
+import { LIMITS, requireKnownFields, requireName, requireSafeInteger } from '../core/validate.js';
 import type { JobSearchParams } from '../engine/jobs.js';
 import { instant, type JobFilter } from './bulk-operations.js';
 
@@ -45,16 +45,7 @@ export const SEARCH_ORDERS = ['newest', 'oldest'] as const;
 
 /** The engine's search for `options`, or invalid_argument naming the first bad field. */
 export function toJobSearch(options: unknown): JobSearchParams {
-  if (options === undefined) options = {};
-  if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new InvalidArgumentError('options', `must be an object, got ${typeName(options)}`);
-  for (const field of Object.keys(options))
-    if (!(SEARCH_FIELDS as readonly string[]).includes(field))
-      throw new InvalidArgumentError(
-        field,
-        `is not a search field (the fields are ${SEARCH_FIELDS.join(', ')})`,
-      );
-  const o = options as Record<(typeof SEARCH_FIELDS)[number], unknown>;
+  const o = requireKnownFields('options', options, SEARCH_FIELDS, 'search');
   const search: JobSearchParams = { order: order(o.order), limit: limit(o.limit) };
   if (o.queue !== undefined) search.queue = requireName('queue', o.queue);
   if (o.status !== undefined) search.statuses = statuses(o.status);

@@ -4,90 +4,80 @@
 // acquired through the API appears, and a click reaches the API (the generator stops): every
 // URL the page uses is under the mount, and there are no console errors.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import express from 'express';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { Leasehold } from '../../src/leasehold.js';
 import { setGeneratorRunning } from '../../src/processes/generator.js';
 import { leaseholdMiddleware } from '../../src/service/express-adapter.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
+import { browserSuiteSkip, launchChromium } from '../support/chromium.js';
 
 after(closeTestDatabase);
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-
-describe(
-  'dashboard mounted under a prefix, in a browser',
-  { skip: available ? false : `no Chromium at ${CHROMIUM}` },
-  () => {
-    it('loads at /leasehold/ in an Express app, goes live, shows a new lease and stops the generator with a click', () =>
-      withSchema('browser mounted dashboard', async (schema) => {
-        const lh = Leasehold.fromEngine(await schema.engine());
-        await setGeneratorRunning(lh, true, 'test');
-        const leasehold = await leaseholdMiddleware({ leasehold: lh, auth: false });
-        const app = express();
-        app.get('/', (_req, res) => {
-          res.send('the app’s own home');
+describe('dashboard mounted under a prefix, in a browser', { skip: browserSuiteSkip() }, () => {
+  it('loads at /leasehold/ in an Express app, goes live, shows a new lease and stops the generator with a click', () =>
+    withSchema('browser mounted dashboard', async (schema) => {
+      const lh = Leasehold.fromEngine(await schema.engine());
+      await setGeneratorRunning(lh, true, 'test');
+      const leasehold = await leaseholdMiddleware({ leasehold: lh, auth: false });
+      const app = express();
+      app.get('/', (_req, res) => {
+        res.send('the app’s own home');
+      });
+      app.use('/leasehold', leasehold);
+      const server = createServer(app);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      let browser: Browser | undefined;
+      try {
+        browser = await launchChromium();
+        const page = await browser.newPage();
+        const consoleErrors: string[] = [];
+        page.on('console', (m) => {
+          if (m.type() === 'error') consoleErrors.push(m.text());
         });
-        app.use('/leasehold', leasehold);
-        const server = createServer(app);
-        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-        const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-        let browser: Browser | undefined;
-        try {
-          browser = await chromium.launch({
-            executablePath: CHROMIUM,
-            args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-sync'],
-          });
-          const page = await browser.newPage();
-          const consoleErrors: string[] = [];
-          page.on('console', (m) => {
-            if (m.type() === 'error') consoleErrors.push(m.text());
-          });
-          page.on('pageerror', (e) => consoleErrors.push(e.message));
-          const requested: string[] = [];
-          page.on('request', (r) => requested.push(new URL(r.url()).pathname));
+        page.on('pageerror', (e) => consoleErrors.push(e.message));
+        const requested: string[] = [];
+        page.on('request', (r) => requested.push(new URL(r.url()).pathname));
 
-          await page.goto(`${base}/leasehold`);
-          assert.equal(new URL(page.url()).pathname, '/leasehold/');
-          await page
-            .getByTestId('connection')
-            .filter({ hasText: 'live' })
-            .waitFor({ timeout: 10_000 });
+        await page.goto(`${base}/leasehold`);
+        assert.equal(new URL(page.url()).pathname, '/leasehold/');
+        await page
+          .getByTestId('connection')
+          .filter({ hasText: 'live' })
+          .waitFor({ timeout: 10_000 });
 
-          const created = await fetch(`${base}/leasehold/api/leases`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ resource: 'mounted-visible', holder: 'tester', ttlSeconds: 30 }),
-          });
-          assert.equal(created.status, 201);
-          await page.locator('tr[data-resource="mounted-visible"]').waitFor({ timeout: 10_000 });
+        const created = await fetch(`${base}/leasehold/api/leases`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ resource: 'mounted-visible', holder: 'tester', ttlSeconds: 30 }),
+        });
+        assert.equal(created.status, 201);
+        await page.locator('tr[data-resource="mounted-visible"]').waitFor({ timeout: 10_000 });
 
-          await page.getByTestId('generator-state').filter({ hasText: 'started' }).waitFor();
-          await page.getByRole('button', { name: 'Stop generator' }).click();
-          await page
-            .getByTestId('generator-state')
-            .filter({ hasText: 'stopped' })
-            .waitFor({ timeout: 10_000 });
+        await page.getByTestId('generator-state').filter({ hasText: 'started' }).waitFor();
+        await page.getByRole('button', { name: 'Stop generator' }).click();
+        await page
+          .getByTestId('generator-state')
+          .filter({ hasText: 'stopped' })
+          .waitFor({ timeout: 10_000 });
 
-          assert.ok(requested.includes('/leasehold/api/events'), 'the stream is under the mount');
-          assert.ok(requested.includes('/leasehold/api/generator/stop'), 'the click too');
-          assert.deepEqual(
-            requested.filter((path) => !path.startsWith('/leasehold')),
-            [],
-            'nothing requested outside the mount',
-          );
-          assert.deepEqual(consoleErrors, [], 'no console errors');
-        } finally {
-          await browser?.close();
-          server.closeAllConnections();
-          await new Promise<void>((resolve) => server.close(() => resolve()));
-          await leasehold.close();
-        }
-      }));
-  },
-);
+        assert.ok(requested.includes('/leasehold/api/events'), 'the stream is under the mount');
+        assert.ok(requested.includes('/leasehold/api/generator/stop'), 'the click too');
+        assert.deepEqual(
+          requested.filter((path) => !path.startsWith('/leasehold')),
+          [],
+          'nothing requested outside the mount',
+        );
+        assert.deepEqual(consoleErrors, [], 'no console errors');
+      } finally {
+        await browser?.close();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await leasehold.close();
+      }
+    }));
+});

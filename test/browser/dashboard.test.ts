@@ -5,226 +5,198 @@
 // shows its progress as it moves, a flow's parent its children and a child its parent, no
 // console errors, and the page stays small.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { after, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { Leasehold } from '../../src/leasehold.js';
 import { setGeneratorRunning } from '../../src/processes/generator.js';
 import { startQueueReport } from '../../src/processes/queue-report.js';
 import { startServer } from '../../src/service/server.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
+import { browserSuiteSkip, launchChromium } from '../support/chromium.js';
 
 after(closeTestDatabase);
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available) {
-  // One visible line; in CI a missing browser is a failure, not a skip.
-  console.log(`# browser test skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
-  if (process.env.CI === 'true') {
-    it('has a Chromium to drive in CI', () => assert.fail(`CI=true but ${CHROMIUM} is missing`));
-  }
-}
-
-describe(
-  'dashboard in a browser',
-  { skip: available ? false : `no Chromium at ${CHROMIUM}` },
-  () => {
-    it('shows a new lease live, shrinks its bar, stops the generator with a click, shows the queue-report leader and schedule, pauses and resumes a queue, shows a job progress, without console errors', () =>
-      withSchema('browser dashboard', async (schema) => {
-        const lh = Leasehold.fromEngine(await schema.engine());
-        await setGeneratorRunning(lh, true, 'test');
-        // The demo's schedule, every second: by the time the page checks, it has run a slot.
-        const report = startQueueReport(lh, {
-          every: '1s',
-          instanceId: 'browser-leader',
-          log: () => {},
+describe('dashboard in a browser', { skip: browserSuiteSkip() }, () => {
+  it('shows a new lease live, shrinks its bar, stops the generator with a click, shows the queue-report leader and schedule, pauses and resumes a queue, shows a job progress, without console errors', () =>
+    withSchema('browser dashboard', async (schema) => {
+      const lh = Leasehold.fromEngine(await schema.engine());
+      await setGeneratorRunning(lh, true, 'test');
+      // The demo's schedule, every second: by the time the page checks, it has run a slot.
+      const report = startQueueReport(lh, {
+        every: '1s',
+        instanceId: 'browser-leader',
+        log: () => {},
+      });
+      const server = await startServer({ lh, port: 0 });
+      let browser: Browser | undefined;
+      try {
+        browser = await launchChromium();
+        const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+        const consoleErrors: string[] = [];
+        page.on('console', (m) => {
+          if (m.type() === 'error') consoleErrors.push(m.text());
         });
-        const server = await startServer({ lh, port: 0 });
-        let browser: Browser | undefined;
-        try {
-          browser = await chromium.launch({
-            executablePath: CHROMIUM,
-            args: [
-              '--no-sandbox',
-              '--disable-gpu',
-              '--disable-quic',
-              '--no-first-run',
-              '--disable-background-networking',
-              '--disable-component-update',
-              '--disable-sync',
-            ],
-          });
-          const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-          const consoleErrors: string[] = [];
-          page.on('console', (m) => {
-            if (m.type() === 'error') consoleErrors.push(m.text());
-          });
-          page.on('pageerror', (e) => consoleErrors.push(e.message));
-          let assetBytes = 0;
-          page.on('response', async (r) => {
-            if (/\/assets\/.*\.(js|css)$/.test(r.url())) assetBytes += (await r.body()).length;
-          });
+        page.on('pageerror', (e) => consoleErrors.push(e.message));
+        let assetBytes = 0;
+        page.on('response', async (r) => {
+          if (/\/assets\/.*\.(js|css)$/.test(r.url())) assetBytes += (await r.body()).length;
+        });
 
-          await page.goto(`${server.url}/`);
-          await page
-            .getByTestId('connection')
-            .filter({ hasText: 'live' })
-            .waitFor({ timeout: 5_000 });
+        await page.goto(`${server.url}/`);
+        await page
+          .getByTestId('connection')
+          .filter({ hasText: 'live' })
+          .waitFor({ timeout: 5_000 });
 
-          const before = Date.now();
-          const created = await fetch(`${server.url}/api/leases`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ resource: 'browser-visible', holder: 'tester', ttlSeconds: 20 }),
-          });
-          assert.equal(created.status, 201);
-          const row = page.locator('tr[data-resource="browser-visible"]');
-          await row.waitFor({ timeout: 2_000 });
-          const appearedMs = Date.now() - before;
-          assert.ok(appearedMs <= 2_000, `the lease appeared after ${appearedMs} ms`);
+        const before = Date.now();
+        const created = await fetch(`${server.url}/api/leases`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ resource: 'browser-visible', holder: 'tester', ttlSeconds: 20 }),
+        });
+        assert.equal(created.status, 201);
+        const row = page.locator('tr[data-resource="browser-visible"]');
+        await row.waitFor({ timeout: 2_000 });
+        const appearedMs = Date.now() - before;
+        assert.ok(appearedMs <= 2_000, `the lease appeared after ${appearedMs} ms`);
 
-          const bar = row.getByRole('meter');
-          const first = Number(await bar.getAttribute('aria-valuenow'));
-          await page.waitForTimeout(700);
-          const second = Number(await bar.getAttribute('aria-valuenow'));
-          assert.ok(second < first, `time left shrank: ${first} -> ${second}`);
+        const bar = row.getByRole('meter');
+        const first = Number(await bar.getAttribute('aria-valuenow'));
+        await page.waitForTimeout(700);
+        const second = Number(await bar.getAttribute('aria-valuenow'));
+        assert.ok(second < first, `time left shrank: ${first} -> ${second}`);
 
-          await page.getByTestId('generator-state').filter({ hasText: 'started' }).waitFor();
-          await page.getByRole('button', { name: 'Stop generator' }).click();
-          await page
-            .getByTestId('generator-state')
-            .filter({ hasText: 'stopped' })
-            .waitFor({ timeout: 3_000 });
-          const stored = await fetch(`${server.url}/api/generator`).then(
-            (r) => r.json() as Promise<{ state: string }>,
-          );
-          assert.equal(stored.state, 'stopped', 'the click stopped it in the database');
+        await page.getByTestId('generator-state').filter({ hasText: 'started' }).waitFor();
+        await page.getByRole('button', { name: 'Stop generator' }).click();
+        await page
+          .getByTestId('generator-state')
+          .filter({ hasText: 'stopped' })
+          .waitFor({ timeout: 3_000 });
+        const stored = await fetch(`${server.url}/api/generator`).then(
+          (r) => r.json() as Promise<{ state: string }>,
+        );
+        assert.equal(stored.state, 'stopped', 'the click stopped it in the database');
 
-          const election = page.locator('tr[data-election="schedule:queue-report"]');
-          await election.getByTestId('leader').filter({ hasText: 'browser-leader' }).waitFor();
-          assert.match(await election.innerText(), /\bactive\b/);
-          const schedule = page.locator('tr[data-schedule="queue-report"]');
-          await schedule.waitFor({ timeout: 3_000 });
-          const cells = await schedule.locator('td').allInnerTexts();
-          assert.match(
-            cells[1] ?? '',
-            /^browser-leader \(\d+\)$/,
-            'ran on the leader, with its token',
-          );
-          assert.match(cells[2] ?? '', /^(in \d+s|now)$/, `next slot: ${cells[2]}`);
-          await page.getByRole('region', { name: 'Elections' }).focus();
-          assert.equal(
-            await page.evaluate('document.activeElement.getAttribute("aria-labelledby")'),
-            'elections-title',
-            'the scrollable table takes keyboard focus',
-          );
+        const election = page.locator('tr[data-election="schedule:queue-report"]');
+        await election.getByTestId('leader').filter({ hasText: 'browser-leader' }).waitFor();
+        assert.match(await election.innerText(), /\bactive\b/);
+        const schedule = page.locator('tr[data-schedule="queue-report"]');
+        await schedule.waitFor({ timeout: 3_000 });
+        const cells = await schedule.locator('td').allInnerTexts();
+        assert.match(
+          cells[1] ?? '',
+          /^browser-leader \(\d+\)$/,
+          'ran on the leader, with its token',
+        );
+        assert.match(cells[2] ?? '', /^(in \d+s|now)$/, `next slot: ${cells[2]}`);
+        await page.getByRole('region', { name: 'Elections' }).focus();
+        assert.equal(
+          await page.evaluate('document.activeElement.getAttribute("aria-labelledby")'),
+          'elections-title',
+          'the scrollable table takes keyboard focus',
+        );
 
-          // A queue's limits and paused state, and its pause/resume button (decision 0242).
-          await lh.queue('browser-emails').enqueue({ n: 1 });
-          await lh
-            .queue('browser-emails')
-            .configure({ concurrency: 5, rate: { limit: 100, per: '1s' } });
-          const queueRow = page.locator('tr[data-queue="browser-emails"]');
-          await queueRow
-            .getByTestId('queue-limits')
-            .filter({ hasText: '5 at once · 100/1s' })
-            .waitFor({ timeout: 3_000 });
-          await queueRow.getByTestId('queue-state').filter({ hasText: 'running' }).waitFor();
-          await page.getByRole('button', { name: 'Pause queue browser-emails' }).click();
-          await queueRow
-            .getByTestId('queue-state')
-            .filter({ hasText: 'paused' })
-            .waitFor({ timeout: 3_000 });
-          assert.equal(
-            (await lh.queue('browser-emails').settings()).paused,
-            true,
-            'paused in the database',
-          );
-          await page.getByRole('button', { name: 'Resume queue browser-emails' }).click();
-          await queueRow
-            .getByTestId('queue-state')
-            .filter({ hasText: 'running' })
-            .waitFor({ timeout: 3_000 });
-          assert.equal((await lh.queue('browser-emails').settings()).paused, false, 'resumed');
+        // A queue's limits and paused state, and its pause/resume button (decision 0242).
+        await lh.queue('browser-emails').enqueue({ n: 1 });
+        await lh
+          .queue('browser-emails')
+          .configure({ concurrency: 5, rate: { limit: 100, per: '1s' } });
+        const queueRow = page.locator('tr[data-queue="browser-emails"]');
+        await queueRow
+          .getByTestId('queue-limits')
+          .filter({ hasText: '5 at once · 100/1s' })
+          .waitFor({ timeout: 3_000 });
+        await queueRow.getByTestId('queue-state').filter({ hasText: 'running' }).waitFor();
+        await page.getByRole('button', { name: 'Pause queue browser-emails' }).click();
+        await queueRow
+          .getByTestId('queue-state')
+          .filter({ hasText: 'paused' })
+          .waitFor({ timeout: 3_000 });
+        assert.equal(
+          (await lh.queue('browser-emails').settings()).paused,
+          true,
+          'paused in the database',
+        );
+        await page.getByRole('button', { name: 'Resume queue browser-emails' }).click();
+        await queueRow
+          .getByTestId('queue-state')
+          .filter({ hasText: 'running' })
+          .waitFor({ timeout: 3_000 });
+        assert.equal((await lh.queue('browser-emails').settings()).paused, false, 'resumed');
 
-          // A running job's progress in its detail: a bar that follows the job, then JSON.
-          const running = await lh.queue('browser-progress').enqueue({});
-          const [claimed] = await lh.engine.jobClaimBatch({
-            queues: ['browser-progress'],
+        // A running job's progress in its detail: a bar that follows the job, then JSON.
+        const running = await lh.queue('browser-progress').enqueue({});
+        const [claimed] = await lh.engine.jobClaimBatch({
+          queues: ['browser-progress'],
+          workerId: 'browser-worker',
+          limit: 1,
+          leaseTtlMs: 60_000,
+        });
+        const reportProgress = (progress: number | Record<string, unknown>) =>
+          lh.engine.jobProgress({
             workerId: 'browser-worker',
-            limit: 1,
-            leaseTtlMs: 60_000,
+            jobs: [{ id: running.id, generation: claimed!.generation, progress }],
           });
-          const reportProgress = (progress: number | Record<string, unknown>) =>
-            lh.engine.jobProgress({
-              workerId: 'browser-worker',
-              jobs: [{ id: running.id, generation: claimed!.generation, progress }],
-            });
-          await reportProgress(40);
-          const progressRow = page.locator('tr[data-queue="browser-progress"]');
-          await progressRow.waitFor({ timeout: 3_000 });
-          await progressRow.locator('td button').nth(2).click(); // the processing count
-          await page.getByRole('button', { name: `#${running.id}` }).click();
-          const progressBar = page.getByTestId('job-progress').getByRole('progressbar');
-          await progressBar.waitFor({ timeout: 3_000 });
-          assert.equal(await progressBar.getAttribute('aria-valuenow'), '40');
-          await reportProgress(80);
-          await page
-            .getByTestId('job-progress')
-            .filter({ hasText: '80%' })
-            .waitFor({ timeout: 3_000 });
-          await reportProgress({ step: 'render' });
-          await page
-            .getByTestId('job-progress')
-            .filter({ hasText: '"step": "render"' })
-            .waitFor({ timeout: 3_000 });
+        await reportProgress(40);
+        const progressRow = page.locator('tr[data-queue="browser-progress"]');
+        await progressRow.waitFor({ timeout: 3_000 });
+        await progressRow.locator('td button').nth(2).click(); // the processing count
+        await page.getByRole('button', { name: `#${running.id}` }).click();
+        const progressBar = page.getByTestId('job-progress').getByRole('progressbar');
+        await progressBar.waitFor({ timeout: 3_000 });
+        assert.equal(await progressBar.getAttribute('aria-valuenow'), '40');
+        await reportProgress(80);
+        await page
+          .getByTestId('job-progress')
+          .filter({ hasText: '80%' })
+          .waitFor({ timeout: 3_000 });
+        await reportProgress({ step: 'render' });
+        await page
+          .getByTestId('job-progress')
+          .filter({ hasText: '"step": "render"' })
+          .waitFor({ timeout: 3_000 });
 
-          // A flow's parent shows its children with their status, and a child links its parent.
-          const flow = await lh.queue('browser-flow').enqueueFlow({
-            payload: {},
-            children: [
-              { queue: 'browser-flow-part', payload: 1 },
-              { queue: 'browser-flow-part', payload: 2, options: { parentPolicy: 'ignore' } },
-            ],
-          });
-          const flowRow = page.locator('tr[data-queue="browser-flow"]');
-          await flowRow.waitFor({ timeout: 3_000 });
-          await flowRow.locator('td button').nth(0).click(); // the waiting count
-          await page
-            .getByRole('button', { name: `#${flow.job.id}` })
-            .first()
-            .click();
-          const children = page.getByTestId('job-children');
-          await children.waitFor({ timeout: 3_000 });
-          assert.equal(await children.locator('tbody tr').count(), 2);
-          assert.match((await children.textContent()) ?? '', /2 children.*pending.*ignore/s);
-          await children.getByRole('button', { name: `#${flow.children[1]!.job.id}` }).click();
-          await page.getByText(`Child of`).waitFor({ timeout: 3_000 });
+        // A flow's parent shows its children with their status, and a child links its parent.
+        const flow = await lh.queue('browser-flow').enqueueFlow({
+          payload: {},
+          children: [
+            { queue: 'browser-flow-part', payload: 1 },
+            { queue: 'browser-flow-part', payload: 2, options: { parentPolicy: 'ignore' } },
+          ],
+        });
+        const flowRow = page.locator('tr[data-queue="browser-flow"]');
+        await flowRow.waitFor({ timeout: 3_000 });
+        await flowRow.locator('td button').nth(0).click(); // the waiting count
+        await page
+          .getByRole('button', { name: `#${flow.job.id}` })
+          .first()
+          .click();
+        const children = page.getByTestId('job-children');
+        await children.waitFor({ timeout: 3_000 });
+        assert.equal(await children.locator('tbody tr').count(), 2);
+        assert.match((await children.textContent()) ?? '', /2 children.*pending.*ignore/s);
+        await children.getByRole('button', { name: `#${flow.children[1]!.job.id}` }).click();
+        await page.getByText(`Child of`).waitFor({ timeout: 3_000 });
 
-          await page.setViewportSize({ width: 390, height: 844 });
-          await page.getByRole('heading', { name: 'Leases' }).waitFor();
-          await page.getByRole('heading', { name: 'Leaders & schedules' }).waitFor();
-          await page.setViewportSize({ width: 1280, height: 900 });
-          await mkdir('test-results', { recursive: true });
-          await page.screenshot({ path: 'test-results/dashboard.png', fullPage: true });
+        await page.setViewportSize({ width: 390, height: 844 });
+        await page.getByRole('heading', { name: 'Leases' }).waitFor();
+        await page.getByRole('heading', { name: 'Leaders & schedules' }).waitFor();
+        await page.setViewportSize({ width: 1280, height: 900 });
+        await mkdir('test-results', { recursive: true });
+        await page.screenshot({ path: 'test-results/dashboard.png', fullPage: true });
 
-          assert.equal(
-            await page.getByText('Loading leasehold').count(),
-            0,
-            'the placeholder is gone',
-          );
-          assert.deepEqual(consoleErrors, [], 'no console errors');
-          assert.ok(
-            assetBytes > 0 && assetBytes < 200 * 1024,
-            `page JS+CSS is ${assetBytes} bytes`,
-          );
-        } finally {
-          await browser?.close();
-          await server.close();
-          await report.close();
-        }
-      }));
-  },
-);
+        assert.equal(
+          await page.getByText('Loading leasehold').count(),
+          0,
+          'the placeholder is gone',
+        );
+        assert.deepEqual(consoleErrors, [], 'no console errors');
+        assert.ok(assetBytes > 0 && assetBytes < 200 * 1024, `page JS+CSS is ${assetBytes} bytes`);
+      } finally {
+        await browser?.close();
+        await server.close();
+        await report.close();
+      }
+    }));
+});

@@ -2,35 +2,12 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import type { JobView, QueueSettingsView, Snapshot } from '../types.js';
 import { JobDetail } from './JobDetail.js';
+import { limitsText } from '../queue-limits.js';
 
 const STATUSES = ['waiting', 'pending', 'processing', 'completed', 'dead', 'cancelled'];
 
 /** A pause or resume answered less than this long ago shows before the snapshot catches up. */
 const ANSWER_SHOWN_MS = 3_000;
-
-/** `1s`, `250ms`, `5m`, `1h`, or `1500ms` when it is no whole unit. */
-function per(ms: number): string {
-  for (const [unit, size] of [
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1_000],
-  ] as const)
-    if (ms % size === 0) return `${ms / size}${unit}`;
-  return `${ms}ms`;
-}
-
-/** The limits in force, in words: `5 at once · 2 per key · 100/1s`. */
-function limits(settings: QueueSettingsView | undefined): string {
-  if (!settings) return 'none';
-  const parts: string[] = [];
-  if (settings.concurrency !== null) parts.push(`${settings.concurrency} at once`);
-  if (settings.perKeyConcurrency !== 1)
-    parts.push(
-      settings.perKeyConcurrency === null ? 'any per key' : `${settings.perKeyConcurrency} per key`,
-    );
-  if (settings.rate) parts.push(`${settings.rate.limit}/${per(settings.rate.per)}`);
-  return parts.length === 0 ? 'none' : parts.join(' · ');
-}
 
 /** Jobs by queue and status; pick a cell to list its jobs, pick a job to see its detail. */
 export function Jobs({
@@ -156,7 +133,7 @@ export function Jobs({
                         {paused ? 'paused' : 'running'}
                       </span>
                     </td>
-                    <td data-testid="queue-limits">{limits(settings)}</td>
+                    <td data-testid="queue-limits">{limitsText(settings)}</td>
                     <td class="actions">
                       <button
                         type="button"

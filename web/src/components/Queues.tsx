@@ -9,6 +9,7 @@ import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
 import { useTrends } from '../trends.js';
 import type { QueueSettingsView, Snapshot, TrendMinuteView } from '../types.js';
+import { limitsText, perText } from '../queue-limits.js';
 
 /** An answer (pause, resume, settings) shown this long, until the snapshot has caught up. */
 const ANSWER_SHOWN_MS = 3_000;
@@ -30,28 +31,6 @@ function fieldOf(message: string): { field: Field | null; reason: string } {
     fairness: 'fairness',
   };
   return { field: fields[path] ?? null, reason: match?.[2] ?? message };
-}
-
-/** `1s`, `5m`, or milliseconds when no whole unit fits. */
-function perText(ms: number): string {
-  for (const [unit, size] of [
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1_000],
-  ] as const)
-    if (ms % size === 0) return `${ms / size}${unit}`;
-  return `${ms}ms`;
-}
-
-function limitsText(s: QueueSettingsView | undefined): string {
-  if (!s) return 'none';
-  const parts: string[] = [];
-  if (s.concurrency !== null) parts.push(`${s.concurrency} at once`);
-  if (s.perKeyConcurrency !== 1)
-    parts.push(s.perKeyConcurrency === null ? 'any per key' : `${s.perKeyConcurrency} per key`);
-  if (s.rate) parts.push(`${s.rate.limit}/${perText(s.rate.per)}`);
-  if (s.fairness === 'key') parts.push('fair by key');
-  return parts.length ? parts.join(' · ') : 'none';
 }
 
 /** A typed value as JSON would carry it: blank is null (no limit), digits a number, else text. */
