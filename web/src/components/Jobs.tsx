@@ -1,13 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
-import type { JobView, QueueSettingsView, Snapshot } from '../types.js';
+import type { JobView, Snapshot } from '../types.js';
 import { JobDetail } from './JobDetail.js';
 import { limitsText } from '../queue-limits.js';
+import { useQueueSettings } from '../queue-settings.js';
 
 const STATUSES = ['waiting', 'pending', 'processing', 'completed', 'dead', 'cancelled'];
-
-/** A pause or resume answered less than this long ago shows before the snapshot catches up. */
-const ANSWER_SHOWN_MS = 3_000;
 
 /** Jobs by queue and status; pick a cell to list its jobs, pick a job to see its detail. */
 export function Jobs({
@@ -17,20 +15,7 @@ export function Jobs({
   snapshot: Snapshot;
   onError: (message: string) => void;
 }) {
-  const queues = [
-    ...new Set([...snapshot.jobs.map((j) => j.queue), ...snapshot.queues.map((q) => q.queue)]),
-  ].sort();
-  // The answer of a pause or resume, shown until the snapshot has caught up with it.
-  const [answers, setAnswers] = useState<
-    Record<string, { settings: QueueSettingsView; at: number }>
-  >({});
-  const settingsOf = (queue: string): QueueSettingsView | undefined => {
-    const answer = answers[queue];
-    if (answer && Date.now() - answer.at < ANSWER_SHOWN_MS) return answer.settings;
-    return snapshot.queues.find((q) => q.queue === queue);
-  };
-  const countOf = (queue: string, status: string) =>
-    snapshot.jobs.find((j) => j.queue === queue && j.status === status)?.count ?? 0;
+  const { queues, settingsOf, toggle, countOf } = useQueueSettings(snapshot, onError);
   const [selection, setSelection] = useState<{ queue: string; status: string } | null>(null);
   const [jobs, setJobs] = useState<JobView[]>([]);
   const [detail, setDetail] = useState<JobView | null>(null);
@@ -62,18 +47,6 @@ export function Jobs({
       else await api('POST', `/api/jobs/${job.id}/${action}`);
       setRefresh((n) => n + 1);
       if (detail?.id === job.id) setDetail(null);
-    } catch (error) {
-      onError((error as Error).message);
-    }
-  };
-
-  const toggle = async (queue: string, action: 'pause' | 'resume'): Promise<void> => {
-    try {
-      const settings = await api<QueueSettingsView>(
-        'POST',
-        `/api/queues/${encodeURIComponent(queue)}/${action}`,
-      );
-      setAnswers((current) => ({ ...current, [queue]: { settings, at: Date.now() } }));
     } catch (error) {
       onError((error as Error).message);
     }

@@ -10,9 +10,8 @@ import { api, ApiError } from '../api.js';
 import { useTrends } from '../trends.js';
 import type { QueueSettingsView, Snapshot, TrendMinuteView } from '../types.js';
 import { limitsText, perText } from '../queue-limits.js';
+import { useQueueSettings } from '../queue-settings.js';
 
-/** An answer (pause, resume, settings) shown this long, until the snapshot has caught up. */
-const ANSWER_SHOWN_MS = 3_000;
 /** A queue's newest trend minute older than this is not "the last minute" any more. */
 const RECENT_MS = 2 * 60_000;
 
@@ -50,38 +49,13 @@ export function Queues({
   onError: (message: string) => void;
 }) {
   const trends = useTrends('1h', null, snapshot.at, onError);
-  const [answers, setAnswers] = useState<
-    Record<string, { settings: QueueSettingsView; at: number }>
-  >({});
   const [editing, setEditing] = useState<string | null>(null);
-  const queues = [
-    ...new Set([...snapshot.jobs.map((j) => j.queue), ...snapshot.queues.map((q) => q.queue)]),
-  ].sort();
-  const settingsOf = (queue: string): QueueSettingsView | undefined => {
-    const answer = answers[queue];
-    if (answer && Date.now() - answer.at < ANSWER_SHOWN_MS) return answer.settings;
-    return snapshot.queues.find((q) => q.queue === queue);
-  };
-  const countOf = (queue: string, status: string) =>
-    snapshot.jobs.find((j) => j.queue === queue && j.status === status)?.count ?? 0;
+  const { queues, settingsOf, answered, toggle, countOf } = useQueueSettings(snapshot, onError);
   const recentOf = (queue: string): TrendMinuteView | undefined => {
     const row = trends?.latest.find((r) => r.queue === queue);
     const now = Date.parse(snapshot.databaseTime);
     return row && now - Date.parse(row.minute) < RECENT_MS ? row : undefined;
   };
-  const answered = (settings: QueueSettingsView): void =>
-    setAnswers((current) => ({ ...current, [settings.queue]: { settings, at: Date.now() } }));
-
-  const toggle = async (queue: string, action: 'pause' | 'resume'): Promise<void> => {
-    try {
-      answered(
-        await api<QueueSettingsView>('POST', `/api/queues/${encodeURIComponent(queue)}/${action}`),
-      );
-    } catch (error) {
-      onError((error as Error).message);
-    }
-  };
-
   return (
     <section id="queues" aria-labelledby="queues-title">
       <h2 id="queues-title">Queues</h2>
