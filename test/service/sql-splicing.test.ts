@@ -149,6 +149,11 @@ const ALLOWED_HELPERS = new Set([
   // job-queries.ts: the job explorer's filter and page (decision 0266)
   'searchFilter',
   'searchPage',
+  // postgres-trends.ts (decision 0265): a minute of a column, a percentile of a literal, and
+  // the depth of one of three literal statuses
+  'MINUTE',
+  'PERCENTILE',
+  'NOW_DEPTH',
 ]);
 
 export interface Splice {

@@ -39,8 +39,12 @@ const PERCENTILE = (p: number): string =>
   `round((percentile_cont(${p}) WITHIN GROUP (ORDER BY t.pickup_ms))::numeric, 3)::float8`;
 
 /** The current minute's depth: 0 for a queue without live jobs; none for a past minute. */
-const NOW_DEPTH = (status: string): string =>
-  `CASE WHEN k.minute = b.current THEN coalesce(d.${status}, 0) END`;
+const DEPTH_NOW = {
+  waiting: 'CASE WHEN k.minute = b.current THEN coalesce(d.waiting, 0) END',
+  pending: 'CASE WHEN k.minute = b.current THEN coalesce(d.pending, 0) END',
+  processing: 'CASE WHEN k.minute = b.current THEN coalesce(d.processing, 0) END',
+} as const;
+const NOW_DEPTH = (status: keyof typeof DEPTH_NOW): string => DEPTH_NOW[status];
 
 const COLUMNS = `minute, queue, completed, failed, dead, started, pickup_p50_ms, pickup_p99_ms,
   waiting, pending, processing`;
