@@ -1,8 +1,9 @@
 /**
- * What OpenTelemetry costs the burn-down (decision 0260), part by part: the fastest keeping
- * shape (concurrency 1000, claim batch 500) plain, with only the AsyncLocalStorage context
- * manager, with leasehold's tracing (and the context manager), with its metrics alone, and with
- * everything; in rotating order, the same job count each run. Prints each run and the median
+ * What observability costs the burn-down (decisions 0258 and 0260), part by part: the fastest
+ * keeping shape (concurrency 1000, claim batch 500) plain, with the library's Prometheus metrics
+ * (`lh.metrics()`), with only the AsyncLocalStorage context manager, with leasehold's tracing
+ * (and the context manager), with its OpenTelemetry metrics alone, and with all of
+ * OpenTelemetry; in rotating order, the same job count each run. Prints each run and the median
  * ratio of each mode to plain.
  *
  *   npx tsx bench/telemetry-ab.ts [jobs=20000] [rounds=5]
@@ -16,12 +17,14 @@ const rounds = Number(process.argv[3] ?? 5);
 const shape = { concurrency: 1_000, maxClaimBatch: 500 };
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const MODES: Record<string, TelemetrySetup | undefined> = {
-  plain: undefined,
-  context: { contextManager: true, tracing: false, metrics: false },
-  tracing: { contextManager: true, tracing: true, metrics: false },
-  metrics: { contextManager: false, tracing: false, metrics: true },
-  full: { contextManager: true, tracing: true, metrics: true },
+const otel = (telemetry: TelemetrySetup) => ({ telemetry });
+const MODES: Record<string, { metrics?: boolean; telemetry?: TelemetrySetup }> = {
+  plain: {},
+  prometheus: { metrics: true },
+  context: otel({ contextManager: true, tracing: false, metrics: false }),
+  tracing: otel({ contextManager: true, tracing: true, metrics: false }),
+  metrics: otel({ contextManager: false, tracing: false, metrics: true }),
+  full: otel({ contextManager: true, tracing: true, metrics: true }),
 };
 const names = Object.keys(MODES);
 
@@ -33,22 +36,16 @@ try {
     const order = names.map((_, i) => names[(i + round) % names.length]!);
     for (const mode of order) {
       await checkpoint(db.url);
-      const telemetry = MODES[mode];
-      const { rate } = await leaseholdDrain(
-        db.url,
-        jobs,
-        { ...shape, ...(telemetry ? { telemetry } : {}) },
-        600_000,
-      );
+      const { rate } = await leaseholdDrain(db.url, jobs, { ...shape, ...MODES[mode] }, 600_000);
       rates.get(mode)!.push(rate);
-      console.log(`round ${round} ${mode.padEnd(8)} ${Math.round(rate)} jobs/s`);
+      console.log(`round ${round} ${mode.padEnd(10)} ${Math.round(rate)} jobs/s`);
     }
   }
   const plain = rates.get('plain')!;
   for (const mode of names) {
     const ratios = rates.get(mode)!.map((r, i) => r / plain[i]!);
     console.log(
-      `${mode.padEnd(8)} median ${Math.round(median(rates.get(mode)!))} jobs/s; ÷ plain per round ` +
+      `${mode.padEnd(10)} median ${Math.round(median(rates.get(mode)!))} jobs/s; ÷ plain per round ` +
         `${ratios.map((r) => r.toFixed(2)).join(' ')}, median ${median(ratios).toFixed(3)}`,
     );
   }
