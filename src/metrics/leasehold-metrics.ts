@@ -10,6 +10,7 @@
  * counters, every name under `leasehold_`.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { engineBatchSize } from '../engine/engine-batch-size.js';
 import type { EngineCallEvent } from '../engine/instrumented-engine.js';
 import type { JobCount } from '../engine/jobs.js';
 import type { Election } from '../locks/election.js';
@@ -36,19 +37,6 @@ export interface MetricsOptions {
 export type JobOutcome = 'completed' | 'retried' | 'dead';
 
 const WORKER_STATES: readonly WorkerState[] = ['idle', 'running', 'draining', 'stopped'];
-
-/** Engine operations that carry a batch (the coalescers' and the worker's batched writes). */
-const BATCH_SIZE: Partial<Record<EngineCallEvent['operation'], (call: EngineCallEvent) => number>> =
-  {
-    jobEnqueue: (c) => (c.operation === 'jobEnqueue' ? c.params.jobs.length : 0),
-    jobComplete: (c) => (c.operation === 'jobComplete' ? c.params.jobs.length : 0),
-    jobFail: (c) => (c.operation === 'jobFail' ? c.params.jobs.length : 0),
-    jobRenewLeases: (c) => (c.operation === 'jobRenewLeases' ? c.params.jobs.length : 0),
-    jobClaimBatch: (c) => (c.operation === 'jobClaimBatch' ? (c.result?.length ?? 0) : 0),
-    leaseAcquireMany: (c) => (c.operation === 'leaseAcquireMany' ? c.params.length : 0),
-    leaseRenewMany: (c) => (c.operation === 'leaseRenewMany' ? c.params.length : 0),
-    leaseReleaseMany: (c) => (c.operation === 'leaseReleaseMany' ? c.params.length : 0),
-  };
 
 export class LeaseholdMetrics {
   readonly registry: Registry;
@@ -221,7 +209,7 @@ export class LeaseholdMetrics {
     const seconds = call.durationMs / 1000;
     this.engineCalls.observe({ operation: call.operation, outcome: call.outcome }, seconds);
     if (call.outcome !== 'ok') return;
-    const size = BATCH_SIZE[call.operation]?.(call);
+    const size = engineBatchSize(call);
     if (size) this.batchSize.observe({ operation: call.operation }, size);
     switch (call.operation) {
       case 'jobClaimBatch':

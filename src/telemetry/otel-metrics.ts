@@ -20,6 +20,7 @@ import type {
   ObservableGauge,
   ObservableResult,
 } from '@opentelemetry/api';
+import { engineBatchSize } from '../engine/engine-batch-size.js';
 import type { EngineCallEvent } from '../engine/instrumented-engine.js';
 import type { Election } from '../locks/election.js';
 import type { Worker } from '../queue/worker.js';
@@ -29,19 +30,6 @@ const ELECTION = 'leasehold.election.name';
 const OUTCOME = 'leasehold.outcome';
 const OPERATION = 'leasehold.engine.operation';
 const RESULT = 'leasehold.lease.result';
-
-/** Engine operations that carry a batch, and how many items each call carried. */
-const BATCH_SIZE: Partial<Record<EngineCallEvent['operation'], (call: EngineCallEvent) => number>> =
-  {
-    jobEnqueue: (c) => (c.operation === 'jobEnqueue' ? c.params.jobs.length : 0),
-    jobComplete: (c) => (c.operation === 'jobComplete' ? c.params.jobs.length : 0),
-    jobFail: (c) => (c.operation === 'jobFail' ? c.params.jobs.length : 0),
-    jobRenewLeases: (c) => (c.operation === 'jobRenewLeases' ? c.params.jobs.length : 0),
-    jobClaimBatch: (c) => (c.operation === 'jobClaimBatch' ? (c.result?.length ?? 0) : 0),
-    leaseAcquireMany: (c) => (c.operation === 'leaseAcquireMany' ? c.params.length : 0),
-    leaseRenewMany: (c) => (c.operation === 'leaseRenewMany' ? c.params.length : 0),
-    leaseReleaseMany: (c) => (c.operation === 'leaseReleaseMany' ? c.params.length : 0),
-  };
 
 /** A counter's running totals by attribute set, reported at each collection. */
 class Tally {
@@ -172,7 +160,7 @@ export class OtelMetrics {
     const seconds = call.durationMs / 1000;
     this.engineCalls.record(seconds, this.other(call.operation, OPERATION, OUTCOME, call.outcome));
     if (call.outcome !== 'ok') return;
-    const size = BATCH_SIZE[call.operation]?.(call);
+    const size = engineBatchSize(call);
     if (size) this.batchSize.record(size, this.other(call.operation));
     switch (call.operation) {
       case 'jobClaimBatch': {
