@@ -11,6 +11,7 @@ import type { Job } from '../core/types.js';
 import { requireName, requireOneOf } from '../core/validate.js';
 import type { CallerTransaction } from '../engine/engine.js';
 import type { FlowNode, FlowOutcome } from '../engine/flows.js';
+import type { JobSpec } from '../engine/jobs.js';
 import { toJobSpec, type EnqueueOptions } from './enqueue-options.js';
 
 /** What a flow's root may say about itself: enqueue's options but the replacing ones. */
@@ -132,6 +133,16 @@ export function fanInFlow(key: string, fanIn: FanInDefinition): FlowDefinition {
       ...(children.options === undefined ? {} : { options: children.options }),
     })),
   };
+}
+
+/** The flow's job specs in pre-order (a parent before its children), as the engine numbers them. */
+export function flowSpecs(node: FlowNode): JobSpec[] {
+  return [node.spec, ...(node.children ?? []).flatMap(flowSpecs)];
+}
+
+/** The flow's jobs in the same pre-order. */
+export function flowJobs(outcome: FlowOutcome): Job[] {
+  return [outcome.job, ...outcome.children.flatMap(flowJobs)];
 }
 
 /** The nested answer of the library from the engine's. */

@@ -17,6 +17,7 @@ import type { Job, JobExplanation, QueueSettings } from '../core/types.js';
 import type { CallerTransaction, Engine } from '../engine/engine.js';
 import { requireName, requireSafeInteger } from '../core/validate.js';
 import type { EnqueueOutcome, JobSpec } from '../engine/jobs.js';
+import type { FlowOutcome } from '../engine/flows.js';
 import { Coalescer } from '../runtime/coalescer.js';
 import { mapLimited } from '../runtime/map-limited.js';
 import { toJobSpec, type EnqueueOptions } from './enqueue-options.js';
@@ -33,6 +34,8 @@ import {
 import { PullConsumer } from './pull-consumer.js';
 import {
   fanInFlow,
+  flowJobs,
+  flowSpecs,
   toEnqueuedFlow,
   toFlowNode,
   type EnqueuedFlow,
@@ -212,8 +215,16 @@ export class Queue {
   async enqueueFlow(flow: FlowDefinition): Promise<EnqueuedFlow> {
     const { root, tx } = toFlowNode(this.name, flow);
     this.checkTransaction(tx);
-    const outcome = await this.engine.jobEnqueueFlow({ root, ...(tx ? { tx } : {}) });
-    return toEnqueuedFlow(outcome);
+    const write = () => this.engine.jobEnqueueFlow({ root, ...(tx ? { tx } : {}) });
+    const tracing = this.tracing();
+    if (!tracing) return toEnqueuedFlow(await write());
+    // Traced as one enqueue of the whole tree: every job of the flow carries the trace context.
+    let outcome: FlowOutcome | undefined;
+    await tracing.enqueue(this.name, flowSpecs(root), async () => {
+      outcome = await write();
+      return flowJobs(outcome);
+    });
+    return toEnqueuedFlow(outcome!);
   }
 
   /**

@@ -211,6 +211,40 @@ describe('OpenTelemetry', () => {
       }
     }));
 
+  it('traces a flow as one enqueue: every job of the tree carries the caller span, one send span counts them', () =>
+    withSchema('otel flow', async (schema) => {
+      exporter.reset();
+      const lh = Leasehold.fromEngine(await schema.engine());
+      const telemetry = instrument(lh, { tracerProvider, metrics: false });
+      try {
+        let caller = '';
+        const flow = await inSpan('checkout', (span) => {
+          caller = span.spanContext().spanId;
+          return lh.queue('invoices').enqueueFlow({
+            payload: { order: 1 },
+            children: [
+              { queue: 'pdf', payload: { page: 1 } },
+              { queue: 'pdf', payload: { page: 2 }, children: [{ queue: 'fonts', payload: {} }] },
+            ],
+          });
+        });
+        const ids = [
+          flow.job.id,
+          ...flow.children.flatMap((c) => [c.job.id, ...c.children.map((g) => g.job.id)]),
+        ];
+        assert.equal(ids.length, 4);
+        for (const id of ids) {
+          const job = (await lh.jobs.get(id))!;
+          const [, , parent] = TRACEPARENT.exec(job.headers.traceparent ?? '') ?? [];
+          assert.equal(parent, caller, `job ${id} carries the caller span`);
+        }
+        assert.equal(only('send invoices').attributes['messaging.batch.message_count'], 4);
+      } finally {
+        telemetry.close();
+        await lh.close();
+      }
+    }));
+
   it('makes lease acquire, renew and release spans with resource, holder, token and result, children of the caller span', () =>
     withSchema('otel leases', async (schema) => {
       exporter.reset();
