@@ -89,6 +89,8 @@ export interface JobAttemptError {
    * on entries written before they were recorded, and on a flow parent failed by a child. */
   readonly worker?: string | null;
   readonly token?: number;
+  /** How often that claim was renewed before it failed. */
+  readonly renewals?: number;
 }
 
 export interface Job {
@@ -135,6 +137,9 @@ export interface Job {
   readonly progress: JobProgress | null;
   /** The job whose flow child this job is (decision 0255); null for a job outside a flow or a root. */
   readonly parentId: number | null;
+  /** How often the latest claim was renewed, and when last (null: not yet); a claim resets both. */
+  readonly renewals: number;
+  readonly renewedAt: Date | null;
 }
 
 /** A job's progress: a percentage from 0 to 100, or a JSON object of at most 64 KiB. */

@@ -136,6 +136,8 @@ export function newJob(spec: JobSpec, id: number, createdAt: Date, availableAt: 
     timeoutMs: spec.timeoutMs ?? null,
     progress: null,
     parentId: null,
+    renewals: 0,
+    renewedAt: null,
   };
 }
 

@@ -48,6 +48,7 @@ export function jobJson(job: Job) {
       error: e.error,
       ...(e.worker === undefined ? {} : { worker: e.worker }),
       ...(e.token === undefined ? {} : { token: e.token }),
+      ...(e.renewals === undefined ? {} : { renewals: e.renewals }),
     })),
     createdAt: job.createdAt.toISOString(),
     updatedAt: job.updatedAt.toISOString(),
@@ -55,6 +56,8 @@ export function jobJson(job: Job) {
     timeoutMs: job.timeoutMs,
     progress: job.progress,
     parentId: job.parentId,
+    renewals: job.renewals,
+    renewedAt: job.renewedAt?.toISOString() ?? null,
   };
 }
 

@@ -100,7 +100,14 @@ export interface JobView {
   result: unknown;
   lastError: string | null;
   /** Failed attempts, newest 20; `worker` and `token`: the failed claim (decision 0266). */
-  errors: { attempt: number; at: string; error: string; worker?: string | null; token?: number }[];
+  errors: {
+    attempt: number;
+    at: string;
+    error: string;
+    worker?: string | null;
+    token?: number;
+    renewals?: number;
+  }[];
   createdAt: string;
   finishedAt: string | null;
   /** How long one attempt may run (ms); null: the worker's default. */
@@ -109,6 +116,9 @@ export interface JobView {
   progress: number | Record<string, unknown> | null;
   /** The flow parent this job is a child of (decision 0255); null outside a flow. */
   parentId?: number | null;
+  /** How often the latest claim was renewed, and when last (decision 0269). */
+  renewals: number;
+  renewedAt: string | null;
   /** GET /api/jobs/:id only: a flow parent's first 100 children, and how many in all. */
   children?: JobChildView[];
   childCount?: number;

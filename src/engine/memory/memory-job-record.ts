@@ -33,7 +33,14 @@ export function claimOrder(a: JobRecord, b: JobRecord): number {
 /** Appends a failed attempt; `claimed`: it names the failed claim (worker and token). */
 export function recordError(r: JobRecord, error: string, now: Date, claimed = true): void {
   const entry: JobAttemptError = claimed
-    ? { attempt: r.attempts, at: now, error, worker: r.claimedBy, token: r.generation }
+    ? {
+        attempt: r.attempts,
+        at: now,
+        error,
+        worker: r.claimedBy,
+        token: r.generation,
+        renewals: r.renewals,
+      }
     : { attempt: r.attempts, at: now, error };
   r.errors = [...r.errors, entry].slice(-ERRORS_KEPT);
   r.lastError = error;

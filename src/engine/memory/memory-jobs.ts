@@ -176,6 +176,8 @@ export class MemoryJobs implements JobOperations {
         leaseExpiresAt,
         updatedAt: now,
         progress: null, // progress belongs to an attempt: a new one starts without
+        renewals: 0,
+        renewedAt: null,
       });
       return view(r);
     });
@@ -199,7 +201,12 @@ export class MemoryJobs implements JobOperations {
       const r = this.owned(p.workerId, ref);
       if (!r || seen.has(r.id) || (r.leaseExpiresAt?.getTime() ?? 0) <= now.getTime()) continue;
       seen.add(r.id);
-      Object.assign(r, { leaseExpiresAt, updatedAt: now });
+      Object.assign(r, {
+        leaseExpiresAt,
+        updatedAt: now,
+        renewals: r.renewals + 1,
+        renewedAt: new Date(now.getTime()),
+      });
       renewed.push({ id: r.id, leaseExpiresAt: new Date(leaseExpiresAt.getTime()) });
     }
     return renewed;

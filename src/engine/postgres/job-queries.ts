@@ -49,6 +49,8 @@ export const JOB_COLUMNS = [
   'timeout_ms',
   'progress',
   'parent_id',
+  'renewals',
+  'renewed_at',
 ] as const;
 
 export type JobColumn = (typeof JOB_COLUMNS)[number];
@@ -77,7 +79,8 @@ const appendError = (error: string): string => `(
          'at', to_char(clock.now AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
          'error', ${error},
          'worker', j.claimed_by,
-         'token', j.generation))) WITH ORDINALITY AS e(value, n)
+         'token', j.generation,
+         'renewals', j.renewals))) WITH ORDINALITY AS e(value, n)
   WHERE e.n > jsonb_array_length(j.errors) + 1 - ${ERRORS_KEPT})`;
 
 /**
@@ -251,7 +254,8 @@ export function jobQueries(s: string): JobQueries {
     // $1 worker id, $2 ids bigint[], $3 generations bigint[], $4 ordinals int[], $5 ttl ms, $6 now
     JobRenewLeases: `${CLOCK('$6')},
       renewed AS (
-        UPDATE ${s}.jobs j SET lease_expires_at = clock.now + $5::float8 ${MS}, updated_at = clock.now
+        UPDATE ${s}.jobs j SET lease_expires_at = clock.now + $5::float8 ${MS}, updated_at = clock.now,
+          renewals = j.renewals + 1, renewed_at = clock.now
         FROM unnest($2::bigint[], $3::bigint[], $4::integer[]) AS r(id, generation, o), clock
         WHERE ${OWNED} AND j.lease_expires_at > clock.now
         RETURNING j.id, j.lease_expires_at, r.o

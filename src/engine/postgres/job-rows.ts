@@ -35,13 +35,22 @@ export interface JobRow extends Record<JobColumn, unknown> {
   result: unknown;
   last_error: string | null;
   /** jsonb: `at` is an ISO string. */
-  errors: { attempt: number; at: string; error: string; worker?: string | null; token?: number }[];
+  errors: {
+    attempt: number;
+    at: string;
+    error: string;
+    worker?: string | null;
+    token?: number;
+    renewals?: number;
+  }[];
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
   timeout_ms: number | null;
   progress: JobProgress | null;
   parent_id: string | null;
+  renewals: number | null;
+  renewed_at: Date | null;
 }
 
 export interface WorkerRow {
@@ -98,6 +107,7 @@ export function mapJobValues(v: readonly unknown[]): Job {
             ...(e.worker === undefined ? {} : { worker: e.worker }),
             // jsonb keeps a bigint generation as a number: exact up to 2^53.
             ...(e.token === undefined ? {} : { token: e.token }),
+            ...(e.renewals === undefined ? {} : { renewals: e.renewals }),
           })),
     createdAt: v[AT.created_at] as Date,
     updatedAt: v[AT.updated_at] as Date,
@@ -106,6 +116,8 @@ export function mapJobValues(v: readonly unknown[]): Job {
     progress: (v[AT.progress] as JobProgress | null) ?? null,
     parentId:
       v[AT.parent_id] == null ? null : toSafeInteger(v[AT.parent_id] as string, 'jobs.parent_id'),
+    renewals: (v[AT.renewals] as number | null) ?? 0,
+    renewedAt: (v[AT.renewed_at] as Date | null) ?? null,
   };
 }
 
@@ -114,6 +126,7 @@ export function mapClaimedValues(v: unknown[], workerId: string): Job {
   v[AT.status] = 'processing';
   v[AT.claimed_by] = workerId;
   v[AT.updated_at] = new Date((v[AT.claimed_at] as Date).getTime());
+  v[AT.renewals] = 0;
   return mapJobValues(v);
 }
 

@@ -53,6 +53,7 @@ export const JobSchema = Type.Object(
         error: Type.String(),
         worker: Type.Optional(nullable(Type.String({ description: 'Whose claim failed.' }))),
         token: Type.Optional(Type.Integer({ description: "The failed claim's fencing token." })),
+        renewals: Type.Optional(Type.Integer({ description: 'How often that claim was renewed.' })),
       }),
       { description: 'The newest failed attempts, each with its error (and stack).' },
     ),
@@ -60,6 +61,8 @@ export const JobSchema = Type.Object(
     updatedAt: instant,
     finishedAt: nullable(instant),
     timeoutMs: nullable(Type.Integer()),
+    renewals: Type.Integer({ description: 'How often the latest claim was renewed.' }),
+    renewedAt: nullable(instant),
     parentId: Type.Optional(
       Type.Union([Type.Integer(), Type.Null()], {
         description: 'The flow parent this job is a child of; null outside a flow or for a root.',

@@ -439,6 +439,29 @@ export function jobEngineCases(h: EngineHarness): void {
           current.map((r) => r.id),
           [c!.id],
         );
+
+        // Each renewal is counted on the latest claim, with its time; refused ones are not, and
+        // the next claim starts again from none (its failed claim keeps its count).
+        const renewedA = await engine.jobGet({ id: a!.id });
+        assert.equal(renewedA?.renewals, 1);
+        assert.equal(renewedA?.renewedAt?.getTime(), clock.now().getTime());
+        assert.equal((await engine.jobGet({ id: b!.id }))?.renewals, 0, 'refused: not counted');
+        assert.equal((await engine.jobGet({ id: b!.id }))?.renewedAt, null);
+        assert.equal(claimedA?.renewals, 0, 'a claim answers none');
+        await clock.advance(1_000);
+        await engine.jobRenewLeases({ workerId: 'w1', jobs: [ref(claimedA!)], leaseTtlMs: TTL });
+        assert.equal((await engine.jobGet({ id: a!.id }))?.renewals, 2);
+        await engine.jobFail({
+          workerId: 'w1',
+          jobs: [{ ...ref(claimedA!), error: 'boom', retryDelayMs: 0 }],
+        });
+        const failed = await engine.jobGet({ id: a!.id });
+        assert.equal(failed?.errors[0]?.renewals, 2, "the failed claim's renewals are kept");
+        const [again] = await claim(engine, 'w3', { limit: 1 });
+        assert.equal(again?.id, a!.id);
+        const reclaimed = await engine.jobGet({ id: a!.id });
+        assert.equal(reclaimed?.renewals, 0, 'a new claim starts from none');
+        assert.equal(reclaimed?.renewedAt, null);
       },
     );
 

@@ -17,6 +17,7 @@ import { jobFlows } from './0016_job_flows.js';
 import { workerKind } from './0017_worker_kind.js';
 import { queueTrends } from './0018_queue_trends.js';
 import { leaseTerms } from './0019_lease_terms.js';
+import { jobRenewals } from './0020_job_renewals.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -41,4 +42,5 @@ export const MIGRATIONS: readonly Migration[] = [
   workerKind,
   queueTrends,
   leaseTerms,
+  jobRenewals,
 ];
