@@ -21,14 +21,13 @@ import {
   JOBS_TOPIC,
   JOB_FINISHED_TOPIC,
   SCAN_FACTOR,
-  SEARCH_SCAN_ROWS,
   markLimited,
   finishedPayload,
   newJob,
   type REPLACED_FIELDS,
 } from '../jobs.js';
 import { MemoryFlows } from './memory-flows.js';
-import { jsonbText } from './jsonb-text.js';
+import { matchesFields, searchJobs } from './memory-job-search.js';
 import {
   claimOrder,
   dedupKey,
@@ -426,30 +425,9 @@ export class MemoryJobs implements JobOperations {
       .map(view);
   }
 
-  /**
-   * One page of the explorer's search, scanned as the SQL scans it (job-queries.ts, searchPage):
-   * at most SEARCH_SCAN_ROWS jobs past the cursor. The total is always a count here.
-   */
+  /** One page of the explorer's search (memory-job-search.ts). */
   async jobSearch(p: JobSearchParams): Promise<JobSearchPage> {
-    const records = [...this.jobs.values()];
-    if (p.order === 'newest') records.reverse();
-    const hit = searchMatcher(p);
-    const page: JobRecord[] = [];
-    let scanned = 0;
-    let edge: number | null = null;
-    const scanLimit = p.scanLimit ?? SEARCH_SCAN_ROWS;
-    for (const r of records) {
-      if (page.length >= p.limit || scanned >= scanLimit) break;
-      if (p.cursor !== undefined && (p.order === 'newest' ? r.id >= p.cursor : r.id <= p.cursor))
-        continue;
-      scanned++;
-      edge = r.id;
-      if (hit(r)) page.push(r);
-    }
-    const next =
-      page.length >= p.limit ? page[page.length - 1]!.id : scanned >= scanLimit ? edge : null;
-    const total = records.filter(hit).length;
-    return { jobs: page.map(view), next, total, totalExact: true };
+    return searchJobs([...this.jobs.values()], p, view);
   }
 
   /** One row per (queue, status) with at least one job, by queue then lifecycle order. */
@@ -613,34 +591,7 @@ function availableAt(spec: JobSpec, now: Date): Date {
 }
 
 function matches(r: JobRecord, m: JobMatch): boolean {
-  const created = r.createdAt.getTime();
-  return (
-    r.queue === m.queue &&
-    m.statuses.includes(r.status) &&
-    (m.type === undefined || r.type === m.type) &&
-    (m.key === undefined || r.key === m.key) &&
-    (m.partitionKey === undefined || r.partitionKey === m.partitionKey) &&
-    (m.createdSince === undefined || created >= m.createdSince.getTime()) &&
-    (m.createdBefore === undefined || created < m.createdBefore.getTime())
-  );
-}
-
-/** Whether a job matches the search's filter (as job-queries.ts, searchFilter). */
-function searchMatcher(p: JobSearchParams): (r: JobRecord) => boolean {
-  const text = p.text?.toLowerCase();
-  return (r) => {
-    const created = r.createdAt.getTime();
-    return (
-      (p.queue === undefined || r.queue === p.queue) &&
-      (p.statuses === undefined || p.statuses.includes(r.status)) &&
-      (p.type === undefined || r.type === p.type) &&
-      (p.key === undefined || r.key === p.key) &&
-      (p.partitionKey === undefined || r.partitionKey === p.partitionKey) &&
-      (p.createdSince === undefined || created >= p.createdSince.getTime()) &&
-      (p.createdBefore === undefined || created < p.createdBefore.getTime()) &&
-      (text === undefined || jsonbText(r.payload).toLowerCase().includes(text))
-    );
-  };
+  return r.queue === m.queue && m.statuses.includes(r.status) && matchesFields(r, m);
 }
 
 function refuseTransaction(tx: CallerTransaction | undefined): void {

@@ -29,8 +29,9 @@ export interface ClaimQueries {
  * What the claim's answer leaves out, because the claimer knows it: status (processing),
  * claimed_by (itself), updated_at (the claim's now, which claimed_at carries), two columns
  * no claimable job has set: result and finished_at (a retry clears both; failure, hand-back and
- * rescue never set them), and progress, renewals and renewed_at, which the claim itself clears. Sent as NULLs so each row keeps JOB_COLUMNS' positions;
- * job-rows.ts mapClaimedValues fills them in. Dropping them measured 7% more burn-down
+ * rescue never set them), and progress, renewals and renewed_at, which the claim itself
+ * clears. Sent as NULLs so each row keeps JOB_COLUMNS' positions; job-rows.ts
+ * mapClaimedValues fills them in. Dropping them measured 7% more burn-down
  * throughput (decision 0210): PostgreSQL formats, and node reads, less per claimed job.
  */
 const KNOWN_TO_CLAIMER: ReadonlySet<JobColumn> = new Set([

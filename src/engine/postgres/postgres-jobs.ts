@@ -33,6 +33,7 @@ import type {
 import type { PgContext } from './context.js';
 import { claimQueries, type ClaimQueries } from './claim-queries.js';
 import { JOB_COLUMNS, jobQueries, type JobQueries } from './job-queries.js';
+import { jobSearchQueries, type JobSearchQueries } from './job-search-queries.js';
 import { mapClaimedValues, mapJob, type JobRow } from './job-rows.js';
 import { PostgresEnqueue } from './postgres-enqueue.js';
 import { integerArray, toSafeInteger } from './rows.js';
@@ -59,6 +60,7 @@ const CONFIGURED_AT = JOB_COLUMNS.length;
 
 export class PostgresJobs implements JobOperations {
   private readonly sql: JobQueries;
+  private readonly searchSql: JobSearchQueries;
   private readonly claims: ClaimQueries;
   private readonly enqueue: PostgresEnqueue;
   /** Queue lists whose last claim found settings: claimed with JobClaimLimited first. */
@@ -66,6 +68,7 @@ export class PostgresJobs implements JobOperations {
 
   constructor(private readonly ctx: PgContext) {
     this.sql = jobQueries(ctx.quotedSchema);
+    this.searchSql = jobSearchQueries(ctx.quotedSchema);
     this.claims = claimQueries(ctx.quotedSchema);
     this.enqueue = new PostgresEnqueue(ctx);
   }
@@ -369,8 +372,8 @@ export class PostgresJobs implements JobOperations {
     ];
     const [name, text] =
       p.order === 'newest'
-        ? ['JobSearchNewest', this.sql.JobSearchNewest]
-        : ['JobSearchOldest', this.sql.JobSearchOldest];
+        ? ['JobSearchNewest', this.searchSql.JobSearchNewest]
+        : ['JobSearchOldest', this.searchSql.JobSearchOldest];
     const [rows, plan] = await Promise.all([
       this.ctx.query<JobRow & { scanned: number; edge: string | null }>(name, text, [
         ...filter,
@@ -380,7 +383,7 @@ export class PostgresJobs implements JobOperations {
       ]),
       this.ctx.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
         'JobSearchEstimate',
-        this.sql.JobSearchEstimate,
+        this.searchSql.JobSearchEstimate,
         filter,
       ),
     ]);
