@@ -61,7 +61,14 @@ export class Worker {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly random: () => number;
-  private readonly runs = new Map<number, JobRun>();
+  /**
+   * Every attempt in this worker, by run rather than by job id: a retry (or a woken sleeper)
+   * can be claimed again by this worker while its earlier attempt's outcome is still on its way
+   * back, and the two are different runs of one job.
+   */
+  private readonly runs = new Set<JobRun>();
+  /** Job ids whose attempt's outcome is being written, and when it has been reported. */
+  private readonly settling = new Map<number, Promise<void>>();
   /** Slots taken: handlers running and not timed out. */
   private active = 0;
   /** Handlers failed at their timeout that have not settled yet. */
@@ -225,11 +232,11 @@ export class Worker {
     await this.presence.setStatus('draining').catch(() => {});
     await this.producer.stop();
     await this.waitIdle(timeoutMs);
-    const leftover = [...this.runs.values()].filter((run) => run.state === 'running');
+    const leftover = [...this.runs].filter((run) => run.state === 'running');
     for (const run of leftover) {
       run.abort(new AbortedError(`worker ${this.id} is draining: job ${run.ref.id} handed back`));
       run.finish();
-      this.runs.delete(run.ref.id);
+      this.runs.delete(run);
       this.progress.forget(run.ref.id);
     }
     let handedBack: number[] = [];
@@ -256,13 +263,25 @@ export class Worker {
 
   private dispatch(job: Job, claimSentAt: number): void {
     const run = new JobRun(job, this.deadlines, this.clock.monotonic(), claimSentAt);
-    this.runs.set(job.id, run);
+    this.runs.add(run);
     this.active++;
     // The job's own timeout wins over the worker's default.
     const timeoutMs = job.timeoutMs ?? this.o.timeoutMs;
     if (timeoutMs !== null)
       run.armTimeout(this.clock, timeoutMs, () => this.timeOut(run, timeoutMs));
-    void this.execute(run);
+    // The earlier attempt's outcome is stored (this claim saw it) but may not be reported yet:
+    // its job:failed comes before this attempt's job:started, as it happened.
+    const earlier = this.settling.get(job.id);
+    void (earlier ? this.executeAfter(earlier, run) : this.execute(run));
+  }
+
+  /** Runs `run` once its job's earlier attempt (`earlier`) has been reported. */
+  private async executeAfter(earlier: Promise<void>, run: JobRun): Promise<void> {
+    await earlier.catch(() => {});
+    if (run.state === 'running') return this.execute(run);
+    // Timed out or handed back by a drain while it waited: its handler never ran.
+    if (run.timedOut) this.abandonedHandlers--;
+    else this.freeSlot();
   }
 
   private async execute(run: JobRun): Promise<void> {
@@ -331,7 +350,16 @@ export class Worker {
    * Progress not yet written is dropped for a completion (which says more) and written before a
    * failure (which then shows how far the attempt got).
    */
-  private async settle(run: JobRun, ok: boolean, value: unknown): Promise<void> {
+  private settle(run: JobRun, ok: boolean, value: unknown): Promise<void> {
+    const id = run.ref.id;
+    const settled = this.writeOutcome(run, ok, value).finally(() => {
+      if (this.settling.get(id) === settled) this.settling.delete(id);
+    });
+    this.settling.set(id, settled);
+    return settled;
+  }
+
+  private async writeOutcome(run: JobRun, ok: boolean, value: unknown): Promise<void> {
     const { job } = run;
     if (ok || run.lost) this.progress.forget(run.ref.id);
     else await this.progress.flushJob(run.ref.id);
@@ -361,7 +389,7 @@ export class Worker {
       }
     } finally {
       run.finish();
-      this.runs.delete(run.ref.id);
+      this.runs.delete(run);
     }
   }
 
@@ -405,7 +433,7 @@ export class Worker {
     run.slept = true;
     run.abort(signal);
     run.finish();
-    this.runs.delete(run.ref.id);
+    this.runs.delete(run);
     this.progress.forget(run.ref.id);
     this.freeSlot();
     this.events.emit('job:slept', { job: run.job, step: signal.step, until: signal.until });

@@ -25,6 +25,7 @@ import { jobTimeoutCases } from './toolkit/job-timeout.cases.js';
 import { lockCases } from './toolkit/locks.cases.js';
 import { maintenanceCases } from './toolkit/maintenance.cases.js';
 import { progressCases } from './toolkit/progress.cases.js';
+import { retryOrderCases } from './toolkit/retry-order.cases.js';
 import { pullConsumerCases } from './toolkit/pull-consumer.cases.js';
 import { scheduleCases } from './toolkit/schedules.cases.js';
 import { semaphoreCases } from './toolkit/semaphore.cases.js';
@@ -57,6 +58,7 @@ export function defineAllCases(h: EngineHarness): void {
   fenceCases(h);
   workerCases(h);
   jobTimeoutCases(h);
+  retryOrderCases(h);
   progressCases(h);
   pullConsumerCases(h);
   enqueueOptionCases(h);
