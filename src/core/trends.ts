@@ -60,6 +60,39 @@ export function percentileCont(values: readonly number[], p: number): number | n
   return roundToMicros(value);
 }
 
+/** A value seen `weight` times (a pickup latency bucket of removed jobs, or one job's own). */
+export interface WeightedValue {
+  readonly value: number;
+  readonly weight: number;
+}
+
+/**
+ * percentileCont over a multiset given as values with counts: the same interpolation between
+ * the two nearest ranks, without expanding the counts (a minute's bucket may hold millions).
+ * With every weight 1 it is percentileCont. Rounded to the microsecond.
+ */
+export function weightedPercentileCont(
+  samples: readonly WeightedValue[],
+  p: number,
+): number | null {
+  const sorted = samples.filter((s) => s.weight > 0).sort((a, b) => a.value - b.value);
+  const total = sorted.reduce((sum, s) => sum + s.weight, 0);
+  if (total === 0) return null;
+  const position = p * (total - 1);
+  const lower = Math.floor(position);
+  const upper = Math.ceil(position);
+  const valueAtRank = (rank: number): number => {
+    let seen = 0;
+    for (const s of sorted) {
+      seen += s.weight;
+      if (seen > rank) return s.value;
+    }
+    return sorted[sorted.length - 1]!.value;
+  };
+  const low = valueAtRank(lower);
+  return roundToMicros(low + (valueAtRank(upper) - low) * (position - lower));
+}
+
 /** Milliseconds rounded to 3 decimals (the stored precision of a pickup latency). */
 export function roundToMicros(ms: number): number {
   return Math.round(ms * 1000) / 1000;

@@ -12,8 +12,16 @@
  *   at least as many starts are seen. Depth is sampled for the current minute only, for every
  *   queue with live jobs or a row of that minute already (0s when its live jobs are gone); a
  *   minute recorded after it ended keeps the depth it had, or none.
- * - Only what the jobs still show is countable: a job deleted when it completed
- *   (`removeOnComplete`) or pruned before its minute is recorded is not counted.
+ * - A job deleted as it completes (`jobComplete` with `remove`: `removeOnComplete`,
+ *   `removeOnAck`) leaves what its row would have shown in a tally, written by that same call
+ *   (decision 0270): its completion (at the call's now), its latest claim's start with its
+ *   pickup latency's bucket (core/pickup-buckets.ts) and its kept failed attempts. Every event
+ *   is counted from a job or from a tally, never both. A minute with tallied starts answers its
+ *   percentiles over its jobs' exact latencies and the buckets' middles (weightedPercentileCont);
+ *   without, exactly as before. A record drops the tallies of minutes before those it covered,
+ *   and the prune those past the retention.
+ * - A job deleted otherwise (an operator's delete, the maintainer's prune) before its minute
+ *   is recorded is not counted.
  * - `trendsList` answers rows with `from <= minute < to` (of one queue when given), by minute,
  *   then queue in code-point order.
  * - `trendsPrune` deletes at most `limit` rows whose minute is older than `olderThanMs` before

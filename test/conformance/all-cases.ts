@@ -13,6 +13,7 @@ import { notificationEngineCases } from './engine/notifications.cases.js';
 import { queueSettingsEngineCases } from './engine/queue-settings.cases.js';
 import { semaphoreEngineCases } from './engine/semaphores.cases.js';
 import { trendEngineCases } from './engine/trends.cases.js';
+import { trendTallyEngineCases } from './engine/trend-tallies.cases.js';
 import { workerEngineCases } from './engine/workers.cases.js';
 import { bulkOperationCases } from './toolkit/bulk-operations.cases.js';
 import { electionCases } from './toolkit/election.cases.js';
@@ -49,6 +50,7 @@ export function defineAllCases(h: EngineHarness): void {
   queueSettingsEngineCases(h);
   flowEngineCases(h);
   trendEngineCases(h);
+  trendTallyEngineCases(h);
   // toolkit level: the engine-agnostic services built on top
   heldLeaseCases(h);
   lockCases(h);

@@ -113,6 +113,9 @@ const ALLOWED_NAMES = new Set([
   'past',
   'direction',
   'edge',
+  // job-tallies-sql.ts and postgres-trends.ts (decision 0270): a CTE's name, a rank expression
+  'deleted',
+  'rank',
 ]);
 const ALLOWED_HELPERS = new Set([
   'CLOCK',
@@ -154,6 +157,10 @@ const ALLOWED_HELPERS = new Set([
   'MINUTE',
   'PERCENTILE',
   'NOW_DEPTH',
+  'tallyRemoved',
+  'PICKUP_BUCKET',
+  'BUCKET_VALUE',
+  'WEIGHTED_PERCENTILE',
 ]);
 
 export interface Splice {

@@ -20,6 +20,7 @@ import { MemoryScheduleSlots } from './memory-schedule-slots.js';
 import { MemorySemaphores } from './memory-semaphores.js';
 import { MemorySteps } from './memory-steps.js';
 import { MemoryNotifier } from './memory-notifier.js';
+import { MemoryJobTallies } from './memory-job-tallies.js';
 import { MemoryTrends } from './memory-trends.js';
 import { MemoryWorkers } from './memory-workers.js';
 
@@ -58,7 +59,8 @@ export class MemoryEngine extends ComposedEngine implements Engine {
       jobFacts: (id) => jobs.explainFacts(id),
       served: (queue) => workers.serves(queue),
     });
-    const jobs: MemoryJobs = new MemoryJobs(now, publish, queues);
+    const tallies = new MemoryJobTallies();
+    const jobs: MemoryJobs = new MemoryJobs(now, publish, queues, tallies);
     super(
       {
         leases: new MemoryLeases(now, termHistory),
@@ -74,7 +76,7 @@ export class MemoryEngine extends ComposedEngine implements Engine {
         queues,
         steps: new MemorySteps(now, jobs, publish),
         flows: jobs.flows,
-        trends: new MemoryTrends(now, () => jobs.records()),
+        trends: new MemoryTrends(now, () => jobs.records(), tallies),
       },
       {
         // Every call is async and passes here, so nothing runs on a closed engine.

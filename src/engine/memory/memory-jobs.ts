@@ -27,6 +27,7 @@ import {
   type REPLACED_FIELDS,
 } from '../jobs.js';
 import { MemoryFlows } from './memory-flows.js';
+import type { MemoryJobTallies } from './memory-job-tallies.js';
 import { matchesFields, searchJobs } from './memory-job-search.js';
 import {
   claimOrder,
@@ -83,6 +84,8 @@ export class MemoryJobs implements JobOperations {
     private readonly publish: (topic: string, payload: string) => void,
     /** Each queue's flow control, read by every claim. */
     private readonly queues: MemoryQueues,
+    /** Where a job deleted as it completes leaves its events for the trends. */
+    private readonly tallies: MemoryJobTallies,
   ) {
     this.flows = new MemoryFlows({
       now,
@@ -233,7 +236,10 @@ export class MemoryJobs implements JobOperations {
       if (!r) continue;
       r.result = toJson(completion.result);
       this.finish(r, 'completed', now, woken);
-      if (p.remove === true) this.remove(r, now, woken);
+      if (p.remove === true) {
+        this.tallies.countRemoved(r, now);
+        this.remove(r, now, woken);
+      }
       accepted.push(r.id);
     }
     this.announce(woken);

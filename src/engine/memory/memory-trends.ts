@@ -3,10 +3,12 @@
  * PostgreSQL statement computes, read from the job records, into a map keyed by minute and
  * queue. Each method runs without awaiting, so each is atomic like that one statement.
  */
+import { pickupBucketValue } from '../../core/pickup-buckets.js';
 import {
   MINUTE_MS,
   minuteOf,
   percentileCont,
+  weightedPercentileCont,
   type QueueTrendMinute,
   type TrendDepth,
 } from '../../core/trends.js';
@@ -19,6 +21,7 @@ import type {
 } from '../trends.js';
 import { byCodePoint } from './code-point-order.js';
 import type { JobRecord } from './memory-job-record.js';
+import type { MemoryJobTallies } from './memory-job-tallies.js';
 
 type Row = { -readonly [K in keyof QueueTrendMinute]: QueueTrendMinute[K] };
 
@@ -28,6 +31,8 @@ interface Figures {
   failed: number;
   dead: number;
   pickups: number[];
+  /** Starts of jobs deleted since, by pickup latency bucket (their tallies). */
+  buckets: Map<number, number>;
   depth: TrendDepth | null;
 }
 
@@ -41,6 +46,8 @@ export class MemoryTrends implements TrendOperations {
     private readonly now: () => Date,
     /** Every job record, as the jobs family holds it (read only). */
     private readonly jobs: () => Iterable<JobRecord>,
+    /** What jobs deleted as they completed left behind. */
+    private readonly tallies: MemoryJobTallies,
   ) {}
 
   async trendsRecord(p: TrendsRecordParams): Promise<TrendsRecorded> {
@@ -53,7 +60,7 @@ export class MemoryTrends implements TrendOperations {
       const key = `${minute}|${queue}`;
       let found = figures.get(key);
       if (!found) {
-        found = { completed: 0, failed: 0, dead: 0, pickups: [], depth: null };
+        found = { completed: 0, failed: 0, dead: 0, pickups: [], buckets: new Map(), depth: null };
         figures.set(key, found);
       }
       return found;
@@ -92,6 +99,15 @@ export class MemoryTrends implements TrendOperations {
         depths.set(job.queue, depth);
       }
     }
+    // Each event lives either on its job's record or, once the job was deleted, in a tally.
+    for (const t of this.tallies.since(first)) {
+      const f = at(t.minute, t.queue);
+      if (t.event === 'completed') f.completed += t.jobs;
+      else if (t.event === 'failed') f.failed += t.jobs;
+      else f.buckets.set(t.bucket, (f.buckets.get(t.bucket) ?? 0) + t.jobs);
+    }
+    // Tallies of minutes no record will cover again have done their work.
+    this.tallies.dropBefore(first);
     // Rows of the minute under way get its depth now, though their queue emptied.
     for (const row of this.rows.values())
       if (row.minute.getTime() === current) at(current, row.queue);
@@ -114,7 +130,8 @@ export class MemoryTrends implements TrendOperations {
   private upsert(minute: Date, queue: string, f: Figures): void {
     const key = `${minute.getTime()}|${queue}`;
     const old = this.rows.get(key);
-    const started = f.pickups.length;
+    let started = f.pickups.length;
+    for (const jobs of f.buckets.values()) started += jobs;
     const fresh: Row = {
       minute,
       queue,
@@ -122,8 +139,8 @@ export class MemoryTrends implements TrendOperations {
       failed: f.failed,
       dead: f.dead,
       started,
-      pickupP50Ms: percentileCont(f.pickups, 0.5),
-      pickupP99Ms: percentileCont(f.pickups, 0.99),
+      pickupP50Ms: pickupPercentile(f, 0.5),
+      pickupP99Ms: pickupPercentile(f, 0.99),
       depth: f.depth,
     };
     if (!old) {
@@ -158,6 +175,7 @@ export class MemoryTrends implements TrendOperations {
 
   async trendsPrune(p: TrendsPruneParams): Promise<number> {
     const cutoff = this.now().getTime() - p.olderThanMs;
+    this.tallies.dropBefore(cutoff);
     const doomed = [...this.rows.entries()]
       .filter(([, r]) => r.minute.getTime() < cutoff)
       .sort(([, a], [, b]) => a.minute.getTime() - b.minute.getTime())
@@ -165,4 +183,16 @@ export class MemoryTrends implements TrendOperations {
     for (const [key] of doomed) this.rows.delete(key);
     return doomed.length;
   }
+}
+
+/** The exact percentile of the starts still on their jobs, with deleted jobs' buckets if any. */
+function pickupPercentile(f: Figures, p: number): number | null {
+  if (f.buckets.size === 0) return percentileCont(f.pickups, p);
+  return weightedPercentileCont(
+    [
+      ...f.pickups.map((value) => ({ value, weight: 1 })),
+      ...[...f.buckets].map(([bucket, weight]) => ({ value: pickupBucketValue(bucket), weight })),
+    ],
+    p,
+  );
 }

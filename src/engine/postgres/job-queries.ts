@@ -21,6 +21,7 @@
 import { FINISHED_IDS_MAX, JOBS_TOPIC, JOB_FINISHED_TOPIC, SCAN_FACTOR } from '../jobs.js';
 import { MS } from './sql-units.js';
 import { DEAD_OUTCOME, flowReturning, flowSettled } from './flow-settle-sql.js';
+import { tallyRemoved } from './job-tallies-sql.js';
 
 /** The jobs columns a Job is mapped from (job-rows.ts), in the order statements return them. */
 export const JOB_COLUMNS = [
@@ -251,14 +252,17 @@ export function jobQueries(s: string): JobQueries {
 
     // JobComplete for a worker with `removeOnComplete`: the same guard, the row deleted. $1 worker
     // id, $2 ids, $3 generations, $4 ordinals, $5 now, $6 channel. A DELETE writes no new row
-    // version and no index entries: about half the WAL of an UPDATE to completed.
+    // version and no index entries: about half the WAL of an UPDATE to completed. What the
+    // trends would have read from the row is tallied instead (decision 0270).
     JobCompleteRemove: `${CLOCK('$5')},
       done AS (
         DELETE FROM ${s}.jobs j
         USING unnest($2::bigint[], $3::bigint[], $4::integer[]) AS r(id, generation, o)
         WHERE ${OWNED}
-        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited, r.o, ${flowReturning('j')}
+        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited, r.o, ${flowReturning('j')},
+          j.claimed_at, j.available_at, j.errors
       ),
+      ${tallyRemoved(s, 'done')},
       ${notified('$6', 'done', SLOT_FREED)},
       ${finishedNotified('$6', 'done')},
       ${flowSettled(s, 'done', "'completed'")}

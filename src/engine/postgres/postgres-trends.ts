@@ -4,7 +4,8 @@
  * first of them (processing, finished since then, pending again since then: three index
  * ranges), buckets their events by minute, samples the live depth for the current minute, and
  * upserts a row per (minute, queue). Minutes are cut with date_bin, independent of the
- * session's time zone.
+ * session's time zone. Jobs deleted as they completed are read from their tallies (migration
+ * 0021, decision 0270), which the same statement drops once no record will read them again.
  */
 import type { QueueTrendMinute } from '../../core/trends.js';
 import type {
@@ -16,6 +17,7 @@ import type {
 } from '../trends.js';
 import type { PgContext } from './context.js';
 import { CLOCK, MS } from './job-queries.js';
+import { MINUTE } from './job-tallies-sql.js';
 
 interface TrendRow {
   minute: Date;
@@ -31,8 +33,22 @@ interface TrendRow {
   processing: number | null;
 }
 
-const MINUTE = (at: string): string =>
-  `date_bin('1 minute', ${at}, timestamptz '2000-01-01 00:00:00+00')`;
+/** The latency a pickup bucket stands for (core/pickup-buckets.ts pickupBucketValue). */
+const BUCKET_VALUE = (bucket: string): string =>
+  `round((power(2::numeric, (${bucket} + 0.5) / 4) - 1)::numeric, 3)::float8`;
+
+/**
+ * core/trends.ts weightedPercentileCont over `ranked` (v, its weight's running total `upto`,
+ * the group's total `n`): the values at the two ranks around p·(n−1), interpolated.
+ */
+const WEIGHTED_PERCENTILE = (p: number): string => {
+  const position = `${p} * (r.n - 1)`;
+  const at = (rank: string): string => `min(r.v) FILTER (WHERE r.upto > ${rank})`;
+  const low = at(`floor(${position})`);
+  const high = at(`ceil(${position})`);
+  const fraction = `(${p} * (max(r.n) - 1) - floor(${p} * (max(r.n) - 1)))`;
+  return `round((${low} + (${high} - ${low}) * ${fraction})::numeric, 3)::float8`;
+};
 
 /** A latency in ms, rounded to the microsecond as the memory engine rounds it. */
 const PERCENTILE = (p: number): string =>
@@ -104,10 +120,59 @@ export class PostgresTrends implements TrendOperations {
           FROM touched t, bounds b
           WHERE t.status <> 'pending' AND t.claimed_at >= b.first
         ),
-        started AS (
+        exact AS (
           SELECT t.minute, t.queue, count(*)::integer AS started,
                  ${PERCENTILE(0.5)} AS p50, ${PERCENTILE(0.99)} AS p99
           FROM starts t GROUP BY 1, 2
+        ),
+        -- What deleted jobs left (decision 0270): each event is on a job or here, never both.
+        tallies AS (
+          SELECT t.minute, t.queue, t.event, t.bucket, sum(t.jobs) AS jobs
+          FROM ${s}.job_tallies t, bounds b
+          WHERE t.minute >= b.first AND t.minute <= b.current
+          GROUP BY 1, 2, 3, 4
+        ),
+        tally_counts AS (
+          SELECT t.minute, t.queue,
+                 coalesce(sum(t.jobs) FILTER (WHERE t.event = 'completed'), 0)::integer AS completed,
+                 coalesce(sum(t.jobs) FILTER (WHERE t.event = 'failed'), 0)::integer AS failed
+          FROM tallies t GROUP BY 1, 2
+        ),
+        -- Where deleted jobs started too: their buckets beside the starts still on jobs.
+        mixed AS (
+          SELECT t.minute, t.queue, ${BUCKET_VALUE('t.bucket')} AS v, t.jobs AS w
+            FROM tallies t WHERE t.event = 'started'
+          UNION ALL
+          SELECT st.minute, st.queue, st.pickup_ms, 1 FROM starts st
+            WHERE EXISTS (SELECT 1 FROM tallies t WHERE t.event = 'started'
+                            AND t.minute = st.minute AND t.queue = st.queue)
+        ),
+        ranked AS (
+          SELECT m.minute, m.queue, m.v,
+                 sum(m.w) OVER (PARTITION BY m.minute, m.queue ORDER BY m.v
+                                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto,
+                 sum(m.w) OVER (PARTITION BY m.minute, m.queue) AS n
+          FROM mixed m
+        ),
+        weighted AS (
+          SELECT r.minute, r.queue, max(r.n)::integer AS started,
+                 ${WEIGHTED_PERCENTILE(0.5)} AS p50, ${WEIGHTED_PERCENTILE(0.99)} AS p99
+          FROM ranked r GROUP BY 1, 2
+        ),
+        started AS (
+          SELECT w.minute, w.queue, w.started, w.p50, w.p99 FROM weighted w
+          UNION ALL
+          SELECT e.minute, e.queue, e.started, e.p50, e.p99 FROM exact e
+            WHERE NOT EXISTS (SELECT 1 FROM weighted w WHERE w.minute = e.minute AND w.queue = e.queue)
+        ),
+        -- Tallies of minutes no record will cover again have done their work (one held by a
+        -- caller's open transaction is left for the next record).
+        dropped AS (
+          DELETE FROM ${s}.job_tallies t
+          WHERE (t.minute, t.queue, t.backend, t.event, t.bucket) IN (
+            SELECT x.minute, x.queue, x.backend, x.event, x.bucket
+            FROM ${s}.job_tallies x, bounds b WHERE x.minute < b.first
+            FOR UPDATE OF x SKIP LOCKED)
         ),
         failures AS (
           SELECT ${MINUTE("(e.value->>'at')::timestamptz")} AS minute, t.queue,
@@ -135,6 +200,7 @@ export class PostgresTrends implements TrendOperations {
           SELECT minute, queue FROM finished
           UNION SELECT minute, queue FROM started
           UNION SELECT minute, queue FROM failures
+          UNION SELECT minute, queue FROM tally_counts
           UNION SELECT b.current, d.queue FROM depth d, bounds b
           -- rows of the minute under way get its depth now, though their queue emptied
           UNION SELECT t.minute, t.queue FROM ${s}.queue_trends t, bounds b WHERE t.minute = b.current
@@ -142,7 +208,8 @@ export class PostgresTrends implements TrendOperations {
         written AS (
           INSERT INTO ${s}.queue_trends AS q (minute, queue, completed, failed, dead, started,
             pickup_p50_ms, pickup_p99_ms, waiting, pending, processing, recorded_at)
-          SELECT k.minute, k.queue, coalesce(f.completed, 0), coalesce(x.failed, 0),
+          SELECT k.minute, k.queue, coalesce(f.completed, 0) + coalesce(tc.completed, 0),
+                 coalesce(x.failed, 0) + coalesce(tc.failed, 0),
                  coalesce(f.dead, 0), coalesce(st.started, 0), st.p50, st.p99,
                  ${NOW_DEPTH('waiting')}, ${NOW_DEPTH('pending')}, ${NOW_DEPTH('processing')}, c.now
           FROM keys k
@@ -150,6 +217,7 @@ export class PostgresTrends implements TrendOperations {
           LEFT JOIN finished f ON f.minute = k.minute AND f.queue = k.queue
           LEFT JOIN started st ON st.minute = k.minute AND st.queue = k.queue
           LEFT JOIN failures x ON x.minute = k.minute AND x.queue = k.queue
+          LEFT JOIN tally_counts tc ON tc.minute = k.minute AND tc.queue = k.queue
           LEFT JOIN depth d ON d.queue = k.queue AND k.minute = b.current
           WHERE k.minute >= b.first AND k.minute <= b.current
           ON CONFLICT (minute, queue) DO UPDATE SET
@@ -177,6 +245,14 @@ export class PostgresTrends implements TrendOperations {
 
       // $1 older than ms, $2 limit, $3 now
       TrendsPrune: `${CLOCK('$3')},
+        -- Tallies a record could not drop (no maintainer recorded since), by the same age.
+        stale_tallies AS (
+          DELETE FROM ${s}.job_tallies t
+          WHERE (t.minute, t.queue, t.backend, t.event, t.bucket) IN (
+            SELECT x.minute, x.queue, x.backend, x.event, x.bucket FROM ${s}.job_tallies x
+            WHERE x.minute < (SELECT now FROM clock) - $1::float8 ${MS}
+            FOR UPDATE OF x SKIP LOCKED)
+        ),
         doomed AS (
           SELECT t.minute, t.queue FROM ${s}.queue_trends t
           WHERE t.minute < (SELECT now FROM clock) - $1::float8 ${MS}

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe } from 'node:test';
 import { InvalidArgumentError } from '../../../src/core/errors.js';
 import { Maintainer } from '../../../src/queue/maintenance/maintainer.js';
+import { pumpUntil } from '../../support/manual-time.js';
 import { conformanceCase, type EngineHarness } from '../harness.js';
 
 const MINUTE = 60_000;
@@ -58,6 +59,53 @@ export function trendCases(h: EngineHarness): void {
         assert.equal(later['prune-trends'], 2);
         const rows = await engine.trendsList({ from: first, to: clock.now() });
         assert.ok(rows.every((r) => r.minute.getTime() > first.getTime()));
+      },
+    );
+
+    conformanceCase(
+      h,
+      'counts the jobs of a worker with removeOnComplete and of acks with removeOnAck (decision 0270)',
+      async ({ lh, clock }) => {
+        await clock.advance(MINUTE - (clock.now().getTime() % MINUTE) + 10_000); // hh:mm:10
+        const maintainer = new Maintainer(lh.engine, { clock });
+        await lh.queue('fast').enqueueMany(Array.from({ length: 5 }, (_, i) => ({ payload: i })));
+        const worker = lh.worker({
+          queues: 'fast',
+          removeOnComplete: true,
+          concurrency: 5,
+          pollInterval: 200,
+          flushWindow: 0,
+          handler: async () => 'done',
+        });
+        await worker.start();
+        try {
+          await pumpUntil(
+            clock,
+            'the five jobs deleted',
+            async () => {
+              const left = await lh.jobs.search({ queue: 'fast' });
+              return left.jobs.length === 0;
+            },
+            { stepMs: 20 },
+          );
+        } finally {
+          await worker.stop();
+        }
+        const pulled = lh.queue('pulled');
+        await pulled.enqueueMany([{ payload: 1 }, { payload: 2 }]);
+        for (const message of await pulled.receiveMany({
+          max: 2,
+          visibility: '5s',
+          removeOnAck: true,
+        }))
+          await message.ack();
+        await maintainer.runOnce();
+        const fast = (await lh.jobs.trends({ queue: 'fast' })).points.at(-1)!;
+        assert.equal(fast.completed, 5, 'throughput of a queue that keeps no finished job');
+        assert.equal(fast.started, 5);
+        assert.ok(fast.pickupP50Ms !== null, 'a pickup latency from the tallied starts');
+        const acked = (await lh.jobs.trends({ queue: 'pulled' })).points.at(-1)!;
+        assert.equal(acked.completed, 2);
       },
     );
 

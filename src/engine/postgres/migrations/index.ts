@@ -18,6 +18,7 @@ import { workerKind } from './0017_worker_kind.js';
 import { queueTrends } from './0018_queue_trends.js';
 import { leaseTerms } from './0019_lease_terms.js';
 import { jobRenewals } from './0020_job_renewals.js';
+import { jobTallies } from './0021_job_tallies.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -43,4 +44,5 @@ export const MIGRATIONS: readonly Migration[] = [
   queueTrends,
   leaseTerms,
   jobRenewals,
+  jobTallies,
 ];
