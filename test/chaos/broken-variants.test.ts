@@ -134,14 +134,22 @@ const CASES: Case[] = [
     variant: 'unguarded-step',
     expected: ['step-once'],
     why: 'a workflow step records itself without the generation guard, so a holder frozen mid-step past its lease commits its step after the job was claimed again',
+    // The bug shows when the frozen holder resumes after the job was claimed again and before
+    // its new holder records the same step: the freeze (1.3–2 s) outlasts the lease (1.2 s) and
+    // the rescue, and the new holder's step work (0.6–1.2 s) outlasts the rest of the freeze.
+    // Workflows come every 1.5 s, so the other process has a free slot for the rescued job at
+    // once: at the default pace (every 0.3 s) both processes were saturated, the rescued job
+    // waited behind the backlog until the frozen one had resumed, and few runs caught the bug
+    // (measured 2026-11-27: 3 of 19 runs at that pace, over the step lengths, freezes and run
+    // lengths tried; at this pace 4 of 4, with 3 to 5 violations each).
     options: {
       durationMs: 12_000,
       roles: { workflow: 2 },
       faultTypes: ['sigstop'],
       faultGapMs: [500, 1_000],
-      // Steps long enough that a holder resumed from a freeze often finds the job's new holder
-      // still inside the same step, and records it first.
-      workflowWorkMs: [300, 900],
+      freezeMs: [1_300, 2_000],
+      workflowWorkMs: [600, 1_200],
+      workflowEveryMs: 1_500,
     },
   },
 ];

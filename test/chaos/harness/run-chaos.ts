@@ -43,6 +43,8 @@ export interface ChaosOptions {
   roles: Partial<Record<Role, number>>;
   faultTypes: readonly FaultType[];
   faultGapMs?: readonly [number, number];
+  /** Range of a freeze (sigstop, stall, proxy-blackhole); default the lease ttl + 0.3 to 1.8 s. */
+  freezeMs?: readonly [number, number];
   faultWeights?: Partial<Record<FaultType, number>>;
   /** Range of the added latency per chunk of proxy-latency faults. */
   latencyMs?: readonly [number, number];
@@ -65,6 +67,8 @@ export interface ChaosOptions {
   jobWorkMs?: readonly [number, number];
   /** Range of each workflow step's work in ms (default 20–200). */
   workflowWorkMs?: readonly [number, number];
+  /** Milliseconds between two workflow enqueues (default WORKFLOW_EVERY_MS). */
+  workflowEveryMs?: number;
   /** Slots per worker (default 2). */
   workerConcurrency?: number;
   /** Holders' quick acquire/release cycles on shared resources (default none). */
@@ -328,7 +332,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
                 })),
               })
         ).catch(() => {}); // the database may be restarting
-        await sleep(WORKFLOW_EVERY_MS);
+        await sleep(options.workflowEveryMs ?? WORKFLOW_EVERY_MS);
       }
     })();
 
@@ -337,7 +341,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       types: options.faultTypes,
       targets: procs,
       gapMs: options.faultGapMs ?? [1_000, 2_500],
-      freezeMs: [LEASE.ttlMs + 300, LEASE.ttlMs + 1_800],
+      freezeMs: options.freezeMs ?? [LEASE.ttlMs + 300, LEASE.ttlMs + 1_800],
       weights: options.faultWeights,
       latencyMs: options.latencyMs,
       lagFailoverChance: options.lagFailoverChance,
