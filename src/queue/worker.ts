@@ -67,8 +67,10 @@ export class Worker {
    * back, and the two are different runs of one job.
    */
   private readonly runs = new Set<JobRun>();
-  /** Job ids whose attempt's outcome is being written, and when it has been reported. */
-  private readonly settling = new Map<number, Promise<void>>();
+  /** Job ids whose attempt's outcome is being written and reported. */
+  private readonly settling = new Set<number>();
+  /** A later attempt of such a job, claimed meanwhile, waiting to start (see dispatch). */
+  private readonly afterSettled = new Map<number, () => void>();
   /** Slots taken: handlers running and not timed out. */
   private active = 0;
   /** Handlers failed at their timeout that have not settled yet. */
@@ -271,13 +273,12 @@ export class Worker {
       run.armTimeout(this.clock, timeoutMs, () => this.timeOut(run, timeoutMs));
     // The earlier attempt's outcome is stored (this claim saw it) but may not be reported yet:
     // its job:failed comes before this attempt's job:started, as it happened.
-    const earlier = this.settling.get(job.id);
-    void (earlier ? this.executeAfter(earlier, run) : this.execute(run));
+    void (this.settling.has(job.id) ? this.executeAfterSettled(run) : this.execute(run));
   }
 
-  /** Runs `run` once its job's earlier attempt (`earlier`) has been reported. */
-  private async executeAfter(earlier: Promise<void>, run: JobRun): Promise<void> {
-    await earlier.catch(() => {});
+  /** Runs `run` once its job's earlier attempt has been reported (rare: see dispatch). */
+  private async executeAfterSettled(run: JobRun): Promise<void> {
+    await new Promise<void>((resolve) => this.afterSettled.set(run.ref.id, resolve));
     if (run.state === 'running') return this.execute(run);
     // Timed out or handed back by a drain while it waited: its handler never ran.
     if (run.timedOut) this.abandonedHandlers--;
@@ -350,13 +351,19 @@ export class Worker {
    * Progress not yet written is dropped for a completion (which says more) and written before a
    * failure (which then shows how far the attempt got).
    */
-  private settle(run: JobRun, ok: boolean, value: unknown): Promise<void> {
+  private async settle(run: JobRun, ok: boolean, value: unknown): Promise<void> {
     const id = run.ref.id;
-    const settled = this.writeOutcome(run, ok, value).finally(() => {
-      if (this.settling.get(id) === settled) this.settling.delete(id);
-    });
-    this.settling.set(id, settled);
-    return settled;
+    this.settling.add(id);
+    try {
+      await this.writeOutcome(run, ok, value);
+    } finally {
+      this.settling.delete(id);
+      const next = this.afterSettled.get(id);
+      if (next) {
+        this.afterSettled.delete(id);
+        next();
+      }
+    }
   }
 
   private async writeOutcome(run: JobRun, ok: boolean, value: unknown): Promise<void> {
