@@ -6,7 +6,7 @@
  * OpenTelemetry; in rotating order, the same job count each run. Prints each run and the median
  * ratio of each mode to plain.
  *
- *   npx tsx bench/telemetry-ab.ts [jobs=20000] [rounds=5]
+ *   npx tsx bench/telemetry-ab.ts [jobs=20000] [rounds=5] [shape=fastest|defaults]
  */
 import { checkpoint, startBenchDatabase } from './lib/database.js';
 import type { TelemetrySetup } from './lib/telemetry.js';
@@ -14,7 +14,20 @@ import { leaseholdDrain } from './scenarios/queue.js';
 
 const jobs = Number(process.argv[2] ?? 20_000);
 const rounds = Number(process.argv[3] ?? 5);
-const shape = { concurrency: 1_000, maxClaimBatch: 500 };
+/**
+ * `fastest` (the default): the keeping shape the burn-down's cost ratios use. `defaults`: the
+ * worker's default concurrency and claim batch (10 and 10), where a job's own budget is larger.
+ */
+const SHAPES = {
+  fastest: { concurrency: 1_000, maxClaimBatch: 500 },
+  defaults: { concurrency: 10, maxClaimBatch: 10 },
+} as const;
+const shapeName = (process.argv[4] ?? 'fastest') as keyof typeof SHAPES;
+if (!(shapeName in SHAPES)) {
+  console.error(`telemetry-ab: shape must be ${Object.keys(SHAPES).join(' or ')}`);
+  process.exit(1);
+}
+const shape = SHAPES[shapeName];
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const otel = (telemetry: TelemetrySetup) => ({ telemetry });
