@@ -10,7 +10,7 @@
  * counters, every name under `leasehold_`.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { engineBatchSize } from '../engine/engine-batch-size.js';
+import { claimedByQueue, engineBatchSize } from '../engine/engine-batch-size.js';
 import type { EngineCallEvent } from '../engine/instrumented-engine.js';
 import type { JobCount } from '../engine/jobs.js';
 import type { Election } from '../locks/election.js';
@@ -214,7 +214,8 @@ export class LeaseholdMetrics {
     switch (call.operation) {
       case 'jobClaimBatch':
         for (const queue of call.params.queues) this.claimLatency.observe({ queue }, seconds);
-        this.countClaimed(call.result ?? []);
+        for (const [queue, count] of claimedByQueue(call.result ?? []))
+          this.jobsClaimed.inc({ queue }, count);
         break;
       case 'leaseAcquire':
         if (call.result) this.countAcquire(call.result);
@@ -223,19 +224,6 @@ export class LeaseholdMetrics {
         for (const result of call.result ?? []) this.countAcquire(result);
         break;
     }
-  }
-
-  /** One increment per queue of a claim's batch, not one per job. */
-  private countClaimed(jobs: readonly { queue: string }[]): void {
-    if (jobs.length === 0) return;
-    const first = jobs[0]!.queue;
-    if (jobs.every((job) => job.queue === first)) {
-      this.jobsClaimed.inc({ queue: first }, jobs.length);
-      return;
-    }
-    const byQueue = new Map<string, number>();
-    for (const job of jobs) byQueue.set(job.queue, (byQueue.get(job.queue) ?? 0) + 1);
-    for (const [queue, count] of byQueue) this.jobsClaimed.inc({ queue }, count);
   }
 
   private countAcquire(

@@ -66,17 +66,27 @@ const BATCH_OF: Record<BulkAction, 'jobRetryMatching' | 'jobCancelMatching' | 'j
  */
 export function toJobMatch(queue: string, action: BulkAction, filter: unknown): JobMatch {
   const f = requireKnownFields('filter', filter, FILTER_FIELDS, 'filter');
-  const match: JobMatch = { queue, statuses: statusesOf(action, f.status) };
-  if (f.type !== undefined) match.type = requireName('type', f.type);
-  if (f.key !== undefined) match.key = requireName('key', f.key);
+  return { queue, statuses: statusesOf(action, f.status), ...matchFields(f) };
+}
+
+/** The fields a bulk filter and a job search share, checked; invalid_argument naming the field. */
+export type MatchFields = Pick<
+  JobMatch,
+  'type' | 'key' | 'partitionKey' | 'createdSince' | 'createdBefore'
+>;
+
+export function matchFields(f: Record<string, unknown>): MatchFields {
+  const fields: MatchFields = {};
+  if (f.type !== undefined) fields.type = requireName('type', f.type);
+  if (f.key !== undefined) fields.key = requireName('key', f.key);
   if (f.partitionKey !== undefined)
-    match.partitionKey = requireName('partitionKey', f.partitionKey);
-  if (f.createdSince !== undefined) match.createdSince = instant('createdSince', f.createdSince);
+    fields.partitionKey = requireName('partitionKey', f.partitionKey);
+  if (f.createdSince !== undefined) fields.createdSince = instant('createdSince', f.createdSince);
   if (f.createdBefore !== undefined)
-    match.createdBefore = instant('createdBefore', f.createdBefore);
-  if (match.createdSince && match.createdBefore && match.createdSince >= match.createdBefore)
+    fields.createdBefore = instant('createdBefore', f.createdBefore);
+  if (fields.createdSince && fields.createdBefore && fields.createdSince >= fields.createdBefore)
     throw new InvalidArgumentError('createdBefore', 'must be later than createdSince');
-  return match;
+  return fields;
 }
 
 export function toBatchSize(options: unknown): number {

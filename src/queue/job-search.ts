@@ -11,7 +11,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import { JOB_STATUSES, type JobStatus } from '../core/types.js';
 import { LIMITS, requireKnownFields, requireName, requireSafeInteger } from '../core/validate.js';
 import type { JobSearchParams } from '../engine/jobs.js';
-import { instant, type JobFilter } from './bulk-operations.js';
+import { matchFields, type JobFilter } from './bulk-operations.js';
 
 export interface JobSearchOptions extends JobFilter {
   /** Only this queue; default: every queue. */
@@ -49,15 +49,7 @@ export function toJobSearch(options: unknown): JobSearchParams {
   const search: JobSearchParams = { order: order(o.order), limit: limit(o.limit) };
   if (o.queue !== undefined) search.queue = requireName('queue', o.queue);
   if (o.status !== undefined) search.statuses = statuses(o.status);
-  if (o.type !== undefined) search.type = requireName('type', o.type);
-  if (o.key !== undefined) search.key = requireName('key', o.key);
-  if (o.partitionKey !== undefined)
-    search.partitionKey = requireName('partitionKey', o.partitionKey);
-  if (o.createdSince !== undefined) search.createdSince = instant('createdSince', o.createdSince);
-  if (o.createdBefore !== undefined)
-    search.createdBefore = instant('createdBefore', o.createdBefore);
-  if (search.createdSince && search.createdBefore && search.createdSince >= search.createdBefore)
-    throw new InvalidArgumentError('createdBefore', 'must be later than createdSince');
+  Object.assign(search, matchFields(o));
   if (o.text !== undefined) search.text = requireName('text', o.text, SEARCH_TEXT_MAX);
   if (o.cursor !== undefined) search.cursor = requireSafeInteger('cursor', o.cursor, 1);
   return search;

@@ -20,7 +20,7 @@ import type {
   ObservableGauge,
   ObservableResult,
 } from '@opentelemetry/api';
-import { engineBatchSize } from '../engine/engine-batch-size.js';
+import { claimedByQueue, engineBatchSize } from '../engine/engine-batch-size.js';
 import type { EngineCallEvent } from '../engine/instrumented-engine.js';
 import type { Election } from '../locks/election.js';
 import type { Worker } from '../queue/worker.js';
@@ -166,11 +166,7 @@ export class OtelMetrics {
       case 'jobClaimBatch': {
         for (const queue of call.params.queues)
           this.claimDuration.record(seconds, this.forQueue(queue).queue);
-        const jobs = call.result ?? [];
-        if (jobs.length === 0) break;
-        const counts = new Map<string, number>();
-        for (const job of jobs) counts.set(job.queue, (counts.get(job.queue) ?? 0) + 1);
-        for (const [queue, count] of counts)
+        for (const [queue, count] of claimedByQueue(call.result ?? []))
           this.jobsClaimed.add(this.forQueue(queue).queue, count);
         break;
       }

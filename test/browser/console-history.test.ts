@@ -11,7 +11,7 @@ import type { Browser } from 'playwright-core';
 import { Leasehold } from '../../src/leasehold.js';
 import { startServer } from '../../src/service/server.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
-import { browserSuiteSkip, launchChromium } from '../support/chromium.js';
+import { browserSuiteSkip, collectConsoleErrors, launchChromium } from '../support/chromium.js';
 
 after(closeTestDatabase);
 
@@ -30,11 +30,7 @@ describe('console: lease and election history in a browser', { skip: browserSuit
       try {
         browser = await launchChromium();
         const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-        const consoleErrors: string[] = [];
-        page.on('console', (m) => {
-          if (m.type() === 'error') consoleErrors.push(m.text());
-        });
-        page.on('pageerror', (e) => consoleErrors.push(e.message));
+        const consoleErrors = collectConsoleErrors(page);
         await page.goto(`${server.url}/`);
         await page.getByTestId('connection').filter({ hasText: 'live' }).waitFor();
 

@@ -11,7 +11,7 @@ import type { Browser } from 'playwright-core';
 import { Leasehold } from '../../src/leasehold.js';
 import { startServer } from '../../src/service/server.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
-import { browserSuiteSkip, launchChromium } from '../support/chromium.js';
+import { browserSuiteSkip, collectConsoleErrors, launchChromium } from '../support/chromium.js';
 
 after(closeTestDatabase);
 
@@ -48,11 +48,7 @@ describe('console: job explorer in a browser', { skip: browserSuiteSkip() }, () 
       try {
         browser = await launchChromium();
         const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-        const consoleErrors: string[] = [];
-        page.on('console', (m) => {
-          if (m.type() === 'error') consoleErrors.push(m.text());
-        });
-        page.on('pageerror', (e) => consoleErrors.push(e.message));
+        const consoleErrors = collectConsoleErrors(page);
         const explorer = page.locator('#explorer');
         const rows = explorer.locator('[data-testid="explorer-jobs"] tbody tr[data-job]');
         const shownIds = async (): Promise<number[]> =>

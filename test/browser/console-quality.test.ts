@@ -12,7 +12,7 @@ import type { Page } from 'playwright-core';
 import { Leasehold } from '../../src/leasehold.js';
 import { setGeneratorRunning } from '../../src/processes/generator.js';
 import { startServer } from '../../src/service/server.js';
-import { browserSuiteSkip, launchChromium } from '../support/chromium.js';
+import { browserSuiteSkip, collectConsoleErrors, launchChromium } from '../support/chromium.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
 
 after(closeTestDatabase);
@@ -67,11 +67,7 @@ describe('console quality', { skip: browserSuiteSkip() }, () => {
       const browser = await launchChromium();
       try {
         const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-        const consoleErrors: string[] = [];
-        page.on('console', (m) => {
-          if (m.type() === 'error') consoleErrors.push(m.text());
-        });
-        page.on('pageerror', (e) => consoleErrors.push(e.message));
+        const consoleErrors = collectConsoleErrors(page);
         let assetBytes = 0;
         page.on('response', async (r) => {
           if (/\/assets\/.*\.(js|css)$/.test(r.url())) assetBytes += (await r.body()).length;

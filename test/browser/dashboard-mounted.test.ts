@@ -13,7 +13,7 @@ import { Leasehold } from '../../src/leasehold.js';
 import { setGeneratorRunning } from '../../src/processes/generator.js';
 import { leaseholdMiddleware } from '../../src/service/express-adapter.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
-import { browserSuiteSkip, launchChromium } from '../support/chromium.js';
+import { browserSuiteSkip, collectConsoleErrors, launchChromium } from '../support/chromium.js';
 
 after(closeTestDatabase);
 
@@ -35,11 +35,7 @@ describe('dashboard mounted under a prefix, in a browser', { skip: browserSuiteS
       try {
         browser = await launchChromium();
         const page = await browser.newPage();
-        const consoleErrors: string[] = [];
-        page.on('console', (m) => {
-          if (m.type() === 'error') consoleErrors.push(m.text());
-        });
-        page.on('pageerror', (e) => consoleErrors.push(e.message));
+        const consoleErrors = collectConsoleErrors(page);
         const requested: string[] = [];
         page.on('request', (r) => requested.push(new URL(r.url()).pathname));
 

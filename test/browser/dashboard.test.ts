@@ -13,7 +13,7 @@ import { setGeneratorRunning } from '../../src/processes/generator.js';
 import { startQueueReport } from '../../src/processes/queue-report.js';
 import { startServer } from '../../src/service/server.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
-import { browserSuiteSkip, launchChromium } from '../support/chromium.js';
+import { browserSuiteSkip, collectConsoleErrors, launchChromium } from '../support/chromium.js';
 
 after(closeTestDatabase);
 
@@ -33,11 +33,7 @@ describe('dashboard in a browser', { skip: browserSuiteSkip() }, () => {
       try {
         browser = await launchChromium();
         const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-        const consoleErrors: string[] = [];
-        page.on('console', (m) => {
-          if (m.type() === 'error') consoleErrors.push(m.text());
-        });
-        page.on('pageerror', (e) => consoleErrors.push(e.message));
+        const consoleErrors = collectConsoleErrors(page);
         let assetBytes = 0;
         page.on('response', async (r) => {
           if (/\/assets\/.*\.(js|css)$/.test(r.url())) assetBytes += (await r.body()).length;

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const chromiumAvailable = existsSync(CHROMIUM);
@@ -32,4 +32,14 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** The page's console errors and uncaught exceptions from now on, as they come (the tests assert none). */
+export function collectConsoleErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.on('pageerror', (e) => errors.push(e.message));
+  return errors;
 }
