@@ -48,9 +48,9 @@ describe('console: lease and election history in a browser', { skip: browserSuit
         // Both run out: the page shows them expired (on the database's clock).
         await page.getByRole('group', { name: 'Filter leases' }).getByText('all').click();
         const leaseRow = page.locator(`tr[data-resource="${RESOURCE}"]`);
-        await leaseRow.locator('.pill.expired').waitFor({ timeout: 15_000 });
+        await leaseRow.locator('.pill.expired').waitFor();
         const electionRow = page.locator(`tr[data-election="${ELECTION}"]`);
-        await electionRow.locator('.pill.expired').waitFor({ timeout: 15_000 });
+        await electionRow.locator('.pill.expired').waitFor();
 
         // worker-b and node-2 take over.
         const second = await lh.leases.acquire(RESOURCE, { holder: 'worker-b', ttl: 60_000 });

@@ -100,11 +100,7 @@ describe('console: trends and queues in a browser', { skip: browserSuiteSkip() }
         for (let i = 1; i <= 4; i++) await lh.queue(QUEUE).enqueue({ n: i });
         const worker = lh.worker({ queues: QUEUE, handler: async () => 'ok', concurrency: 5 });
         assert.equal((await worker.runUntilEmpty()).completed, 5);
-        await page.waitForFunction(
-          seriesHas,
-          { chart: 'throughput', index: 0, above: 0 },
-          { timeout: 20_000 },
-        );
+        await page.waitForFunction(seriesHas, { chart: 'throughput', index: 0, above: 0 });
         const after = await chartValues(page, 'throughput');
         assert.equal(
           after.completed!.reduce((n, v) => n + v, 0),
@@ -120,7 +116,7 @@ describe('console: trends and queues in a browser', { skip: browserSuiteSkip() }
         await row
           .getByTestId('queue-completed')
           .filter({ hasText: /^[1-9]/ })
-          .waitFor({ timeout: 20_000 });
+          .waitFor();
 
         // Pause in this tab; a second tab of the same browser sees it from its own stream.
         const second = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
@@ -130,10 +126,7 @@ describe('console: trends and queues in a browser', { skip: browserSuiteSkip() }
         await secondRow.getByTestId('queue-paused').filter({ hasText: 'running' }).waitFor();
         await row.getByRole('button', { name: `Pause ${QUEUE}` }).click();
         await row.getByTestId('queue-paused').filter({ hasText: 'paused' }).waitFor();
-        await secondRow
-          .getByTestId('queue-paused')
-          .filter({ hasText: 'paused' })
-          .waitFor({ timeout: 5_000 });
+        await secondRow.getByTestId('queue-paused').filter({ hasText: 'paused' }).waitFor();
         await secondRow.getByRole('button', { name: `Resume ${QUEUE}` }).waitFor();
         assert.equal((await lh.queue(QUEUE).settings()).paused, true, 'paused in the database');
 
@@ -157,7 +150,7 @@ describe('console: trends and queues in a browser', { skip: browserSuiteSkip() }
         await secondRow
           .getByTestId('queue-settings')
           .filter({ hasText: '7 at once · 50/1s' })
-          .waitFor({ timeout: 5_000 });
+          .waitFor();
         const stored = await lh.queue(QUEUE).settings();
         assert.equal(stored.concurrency, 7);
         assert.deepEqual(stored.rate, { limit: 50, per: 1_000 });

@@ -41,10 +41,7 @@ describe('dashboard mounted under a prefix, in a browser', { skip: browserSuiteS
 
         await page.goto(`${base}/leasehold`);
         assert.equal(new URL(page.url()).pathname, '/leasehold/');
-        await page
-          .getByTestId('connection')
-          .filter({ hasText: 'live' })
-          .waitFor({ timeout: 10_000 });
+        await page.getByTestId('connection').filter({ hasText: 'live' }).waitFor();
 
         const created = await fetch(`${base}/leasehold/api/leases`, {
           method: 'POST',
@@ -52,14 +49,11 @@ describe('dashboard mounted under a prefix, in a browser', { skip: browserSuiteS
           body: JSON.stringify({ resource: 'mounted-visible', holder: 'tester', ttlSeconds: 30 }),
         });
         assert.equal(created.status, 201);
-        await page.locator('tr[data-resource="mounted-visible"]').waitFor({ timeout: 10_000 });
+        await page.locator('tr[data-resource="mounted-visible"]').waitFor();
 
         await page.getByTestId('generator-state').filter({ hasText: 'started' }).waitFor();
         await page.getByRole('button', { name: 'Stop generator' }).click();
-        await page
-          .getByTestId('generator-state')
-          .filter({ hasText: 'stopped' })
-          .waitFor({ timeout: 10_000 });
+        await page.getByTestId('generator-state').filter({ hasText: 'stopped' }).waitFor();
 
         assert.ok(requested.includes('/leasehold/api/events'), 'the stream is under the mount');
         assert.ok(requested.includes('/leasehold/api/generator/stop'), 'the click too');

@@ -40,10 +40,7 @@ describe('dashboard in a browser', { skip: browserSuiteSkip() }, () => {
         });
 
         await page.goto(`${server.url}/`);
-        await page
-          .getByTestId('connection')
-          .filter({ hasText: 'live' })
-          .waitFor({ timeout: 5_000 });
+        await page.getByTestId('connection').filter({ hasText: 'live' }).waitFor();
 
         const before = Date.now();
         const created = await fetch(`${server.url}/api/leases`, {
@@ -53,7 +50,7 @@ describe('dashboard in a browser', { skip: browserSuiteSkip() }, () => {
         });
         assert.equal(created.status, 201);
         const row = page.locator('tr[data-resource="browser-visible"]');
-        await row.waitFor({ timeout: 2_000 });
+        await row.waitFor();
         const appearedMs = Date.now() - before;
         assert.ok(appearedMs <= 2_000, `the lease appeared after ${appearedMs} ms`);
 
@@ -65,10 +62,7 @@ describe('dashboard in a browser', { skip: browserSuiteSkip() }, () => {
 
         await page.getByTestId('generator-state').filter({ hasText: 'started' }).waitFor();
         await page.getByRole('button', { name: 'Stop generator' }).click();
-        await page
-          .getByTestId('generator-state')
-          .filter({ hasText: 'stopped' })
-          .waitFor({ timeout: 3_000 });
+        await page.getByTestId('generator-state').filter({ hasText: 'stopped' }).waitFor();
         const stored = await fetch(`${server.url}/api/generator`).then(
           (r) => r.json() as Promise<{ state: string }>,
         );
@@ -78,7 +72,7 @@ describe('dashboard in a browser', { skip: browserSuiteSkip() }, () => {
         await election.getByTestId('leader').filter({ hasText: 'browser-leader' }).waitFor();
         assert.match(await election.innerText(), /\bactive\b/);
         const schedule = page.locator('tr[data-schedule="queue-report"]');
-        await schedule.waitFor({ timeout: 3_000 });
+        await schedule.waitFor();
         const cells = await schedule.locator('td').allInnerTexts();
         assert.match(
           cells[1] ?? '',
@@ -102,23 +96,17 @@ describe('dashboard in a browser', { skip: browserSuiteSkip() }, () => {
         await queueRow
           .getByTestId('queue-limits')
           .filter({ hasText: '5 at once · 100/1s' })
-          .waitFor({ timeout: 3_000 });
+          .waitFor();
         await queueRow.getByTestId('queue-state').filter({ hasText: 'running' }).waitFor();
         await page.getByRole('button', { name: 'Pause queue browser-emails' }).click();
-        await queueRow
-          .getByTestId('queue-state')
-          .filter({ hasText: 'paused' })
-          .waitFor({ timeout: 3_000 });
+        await queueRow.getByTestId('queue-state').filter({ hasText: 'paused' }).waitFor();
         assert.equal(
           (await lh.queue('browser-emails').settings()).paused,
           true,
           'paused in the database',
         );
         await page.getByRole('button', { name: 'Resume queue browser-emails' }).click();
-        await queueRow
-          .getByTestId('queue-state')
-          .filter({ hasText: 'running' })
-          .waitFor({ timeout: 3_000 });
+        await queueRow.getByTestId('queue-state').filter({ hasText: 'running' }).waitFor();
         assert.equal((await lh.queue('browser-emails').settings()).paused, false, 'resumed');
 
         // A running job's progress in its detail: a bar that follows the job, then JSON.
@@ -136,22 +124,16 @@ describe('dashboard in a browser', { skip: browserSuiteSkip() }, () => {
           });
         await reportProgress(40);
         const progressRow = page.locator('tr[data-queue="browser-progress"]');
-        await progressRow.waitFor({ timeout: 3_000 });
+        await progressRow.waitFor();
         await progressRow.locator('td button').nth(2).click(); // the processing count
         await page.getByRole('button', { name: `#${running.id}` }).click();
         const progressBar = page.getByTestId('job-progress').getByRole('progressbar');
-        await progressBar.waitFor({ timeout: 3_000 });
+        await progressBar.waitFor();
         assert.equal(await progressBar.getAttribute('aria-valuenow'), '40');
         await reportProgress(80);
-        await page
-          .getByTestId('job-progress')
-          .filter({ hasText: '80%' })
-          .waitFor({ timeout: 3_000 });
+        await page.getByTestId('job-progress').filter({ hasText: '80%' }).waitFor();
         await reportProgress({ step: 'render' });
-        await page
-          .getByTestId('job-progress')
-          .filter({ hasText: '"step": "render"' })
-          .waitFor({ timeout: 3_000 });
+        await page.getByTestId('job-progress').filter({ hasText: '"step": "render"' }).waitFor();
 
         // A flow's parent shows its children with their status, and a child links its parent.
         const flow = await lh.queue('browser-flow').enqueueFlow({
@@ -162,18 +144,18 @@ describe('dashboard in a browser', { skip: browserSuiteSkip() }, () => {
           ],
         });
         const flowRow = page.locator('tr[data-queue="browser-flow"]');
-        await flowRow.waitFor({ timeout: 3_000 });
+        await flowRow.waitFor();
         await flowRow.locator('td button').nth(0).click(); // the waiting count
         await page
           .getByRole('button', { name: `#${flow.job.id}` })
           .first()
           .click();
         const children = page.getByTestId('job-children');
-        await children.waitFor({ timeout: 3_000 });
+        await children.waitFor();
         assert.equal(await children.locator('tbody tr').count(), 2);
         assert.match((await children.textContent()) ?? '', /2 children.*pending.*ignore/s);
         await children.getByRole('button', { name: `#${flow.children[1]!.job.id}` }).click();
-        await page.getByText(`Child of`).waitFor({ timeout: 3_000 });
+        await page.getByText(`Child of`).waitFor();
 
         await page.setViewportSize({ width: 390, height: 844 });
         await page.getByRole('heading', { name: 'Leases' }).waitFor();

@@ -1,6 +1,10 @@
 /**
  * Debian's Chromium for the browser tests, driven by playwright-core: where it is, whether it is
  * there (a missing browser is a visible skip locally and a failure in CI), and one way to start it.
+ *
+ * The tests wait for what the page shows with Playwright's default of 30 s, never a shorter bound:
+ * the page refreshes once a second, and on a loaded two-core CI machine one refresh has taken over
+ * 3 s. A wait that ends early is the test's speed; only a page that never shows it fails.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
