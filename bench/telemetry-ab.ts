@@ -4,7 +4,11 @@
  * (`lh.metrics()`), with only the AsyncLocalStorage context manager, with leasehold's tracing
  * (and the context manager), with its OpenTelemetry metrics alone, and with all of
  * OpenTelemetry; in rotating order, the same job count each run. Prints each run and the median
- * ratio of each mode to plain.
+ * ratio of each mode to plain, of the rate and of the process's CPU time per job.
+ *
+ * Every mode first drains a tenth of the jobs untimed: without it the first timed run of the
+ * process paid for compiling the library's hot paths (it measured 25–30% slower), and which
+ * mode that was depended only on the rotation.
  *
  *   npx tsx bench/telemetry-ab.ts [jobs=20000] [rounds=5] [shape=fastest|defaults]
  */
@@ -44,22 +48,35 @@ const names = Object.keys(MODES);
 const db = await startBenchDatabase();
 try {
   const rates = new Map<string, number[]>(names.map((n) => [n, []]));
+  const cpus = new Map<string, number[]>(names.map((n) => [n, []]));
+  for (const mode of names)
+    await leaseholdDrain(db.url, Math.ceil(jobs / 10), { ...shape, ...MODES[mode] }, 600_000);
   for (let round = 1; round <= rounds; round++) {
     // Rotate the order, so a drift of the machine falls on every mode.
     const order = names.map((_, i) => names[(i + round) % names.length]!);
     for (const mode of order) {
       await checkpoint(db.url);
+      const cpuBefore = process.cpuUsage();
       const { rate } = await leaseholdDrain(db.url, jobs, { ...shape, ...MODES[mode] }, 600_000);
+      const cpu = process.cpuUsage(cpuBefore);
+      // This process's CPU (enqueue and drain; PostgreSQL's is not in it), per job.
+      const cpuPerJob = (cpu.user + cpu.system) / jobs;
       rates.get(mode)!.push(rate);
-      console.log(`round ${round} ${mode.padEnd(10)} ${Math.round(rate)} jobs/s`);
+      cpus.get(mode)!.push(cpuPerJob);
+      console.log(
+        `round ${round} ${mode.padEnd(10)} ${Math.round(rate)} jobs/s, ${cpuPerJob.toFixed(1)} µs CPU a job`,
+      );
     }
   }
   const plain = rates.get('plain')!;
+  const plainCpu = cpus.get('plain')!;
   for (const mode of names) {
     const ratios = rates.get(mode)!.map((r, i) => r / plain[i]!);
+    const cpuRatios = cpus.get(mode)!.map((c, i) => c / plainCpu[i]!);
     console.log(
       `${mode.padEnd(10)} median ${Math.round(median(rates.get(mode)!))} jobs/s; ÷ plain per round ` +
-        `${ratios.map((r) => r.toFixed(2)).join(' ')}, median ${median(ratios).toFixed(3)}`,
+        `${ratios.map((r) => r.toFixed(2)).join(' ')}, median ${median(ratios).toFixed(3)}; ` +
+        `CPU a job ${median(cpus.get(mode)!).toFixed(1)} µs, ÷ plain median ${median(cpuRatios).toFixed(3)}`,
     );
   }
 } finally {
