@@ -8,7 +8,7 @@ import { Leasehold } from '../../src/leasehold.js';
 import { startServer } from '../../src/service/server.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
 import { EventQueue } from '../support/events.js';
-import { within } from '../support/wait.js';
+import { LIVENESS_MS, within } from '../support/wait.js';
 
 after(closeTestDatabase);
 
@@ -55,8 +55,8 @@ describe('lease client', () => {
         renewEvery: 300,
         onRenewed: (lease) => renewals.push(lease.renewCount),
       });
-      assert.equal(await renewals.next(5_000, 'a renewal over HTTP'), 1);
-      assert.equal(await renewals.next(5_000, 'a second renewal'), 2);
+      assert.equal(await renewals.next(LIVENESS_MS, 'a renewal over HTTP'), 1);
+      assert.equal(await renewals.next(LIVENESS_MS, 'a second renewal'), 2);
       assert.equal(held.isTrusted(), true);
 
       // At the moment the signal fires, ask the database for the lease on another holder's

@@ -9,6 +9,7 @@ import { after, describe, it } from 'node:test';
 import { JOBS_TOPIC } from '../../src/engine/jobs.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
 import { EventQueue } from '../support/events.js';
+import { LIVENESS_MS } from '../support/wait.js';
 
 after(closeTestDatabase);
 
@@ -26,7 +27,7 @@ async function heardBefore(
   await send(MARKER);
   const before: string[] = [];
   for (;;) {
-    const payload = await heard.next(5_000, 'the marker');
+    const payload = await heard.next(LIVENESS_MS, 'the marker');
     if (payload === MARKER) return before;
     before.push(payload);
   }
@@ -62,7 +63,7 @@ describe('job notifications of concurrent enqueues', () => {
       await listener.notifyListen({ topic: JOBS_TOPIC, onNotify: heard.push });
 
       await engine.jobEnqueue({ jobs: [job('alone')] });
-      assert.equal(await heard.next(2_000, 'the lone enqueue'), 'alone');
+      assert.equal(await heard.next(LIVENESS_MS, 'the lone enqueue'), 'alone');
 
       const client = await engine.pool.connect();
       try {
@@ -76,6 +77,6 @@ describe('job notifications of concurrent enqueues', () => {
       } finally {
         client.release();
       }
-      assert.equal(await heard.next(2_000, 'the committed enqueue'), 'in-tx');
+      assert.equal(await heard.next(LIVENESS_MS, 'the committed enqueue'), 'in-tx');
     }));
 });

@@ -117,7 +117,7 @@ describe('behind pgbouncer in transaction-pooling mode', { skip }, () => {
         await waitFor('one leader', () => ea.isLeader() !== eb.isLeader());
         const [leader, follower] = ea.isLeader() ? [ea, eb] : [eb, ea];
         await leader.close();
-        await waitFor('the other to lead', () => follower.isLeader(), { timeoutMs: 5_000 });
+        await waitFor('the other to lead', () => follower.isLeader());
         await follower.close();
 
         // Schedules: two instances in lock mode run every slot once.

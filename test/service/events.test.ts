@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import { Leasehold } from '../../src/leasehold.js';
 import { startServer } from '../../src/service/server.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
-import { within } from '../support/wait.js';
+import { LIVENESS_MS, within } from '../support/wait.js';
 
 after(closeTestDatabase);
 
@@ -39,7 +39,7 @@ describe('event stream', () => {
         assert.equal(response.status, 200);
         assert.match(response.headers.get('content-type') ?? '', /text\/event-stream/);
         const stream = frames(response.body!);
-        const first = await within(stream.next(), 5_000, 'the first frame');
+        const first = await within(stream.next(), LIVENESS_MS, 'the first frame');
         assert.equal(first.value?.event, 'snapshot');
         assert.deepEqual((first.value?.data as { leases: unknown[] }).leases, []);
 

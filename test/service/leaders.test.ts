@@ -10,6 +10,7 @@ import { readSnapshot } from '../../src/service/snapshot.js';
 import { closeTestDatabase } from '../support/database.js';
 import { EventQueue } from '../support/events.js';
 import { bearer, call, withApp } from '../support/service.js';
+import { LIVENESS_MS } from '../support/wait.js';
 
 after(closeTestDatabase);
 
@@ -95,7 +96,7 @@ describe('leader and schedule routes', () => {
       schedule.events.on('schedule:slot', (e) => {
         if (e.outcome === 'ran') ran.push(e);
       });
-      const first = await ran.next(5_000, 'a slot run by the schedule');
+      const first = await ran.next(LIVENESS_MS, 'a slot run by the schedule');
 
       const answer = await call(app, 'GET', '/api/schedules');
       assert.equal(answer.status, 200);

@@ -1,3 +1,5 @@
+import { LIVENESS_MS } from './wait.js';
+
 /** Collects callback events so a test can await them one by one, with a timeout. */
 export class EventQueue<T> {
   private readonly items: T[] = [];
@@ -13,7 +15,7 @@ export class EventQueue<T> {
     return this.items.length;
   }
 
-  next(timeoutMs = 5_000, what = 'the next event'): Promise<T> {
+  next(timeoutMs = LIVENESS_MS, what = 'the next event'): Promise<T> {
     const item = this.items.shift();
     if (item !== undefined) return Promise.resolve(item);
     return new Promise<T>((resolve, reject) => {

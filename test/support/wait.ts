@@ -1,10 +1,17 @@
 /** Waiting on conditions and events instead of sleeping. */
 
+/**
+ * Liveness bound of the waits below: how long a test waits for something that must happen before
+ * it fails. Generous on purpose (a wait ends as soon as its condition holds, so a passing test
+ * is no slower): the CI machine is a loaded two-core VM, where a 3 s bound has been overrun.
+ */
+export const LIVENESS_MS = 30_000;
+
 /** Polls `condition` every `intervalMs` until it is truthy; fails with `what` after `timeoutMs`. */
 export async function waitFor<T>(
   what: string,
   condition: () => T | Promise<T>,
-  { timeoutMs = 5_000, intervalMs = 10 } = {},
+  { timeoutMs = LIVENESS_MS, intervalMs = 10 } = {},
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

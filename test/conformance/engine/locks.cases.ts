@@ -5,7 +5,7 @@ import type { Engine } from '../../../src/engine/engine.js';
 import { LOCKS_TOPIC } from '../../../src/engine/locks.js';
 import { PostgresEngine } from '../../../src/engine/postgres/postgres-engine.js';
 import { EventQueue } from '../../support/events.js';
-import { waitFor, within } from '../../support/wait.js';
+import { LIVENESS_MS, waitFor, within } from '../../support/wait.js';
 import { conformanceCase, requiring, type EngineHarness } from '../harness.js';
 
 const TTL = 10_000;
@@ -55,7 +55,7 @@ export function lockEngineCases(harness: EngineHarness): void {
         assert.ok(held);
         const waiting = engine.advisoryLock({ name: 'job', signal: new AbortController().signal });
         await held.release();
-        const granted = await within(waiting, 5_000, 'the waiting advisory lock');
+        const granted = await within(waiting, LIVENESS_MS, 'the waiting advisory lock');
         assert.equal(granted.signal.aborted, false);
         assert.equal(await engine.advisoryTryLock({ name: 'job' }), null);
         await granted.release();
@@ -149,7 +149,7 @@ export function lockEngineCases(harness: EngineHarness): void {
           signal: new AbortController().signal,
         });
         await held.release();
-        const granted = await within(waiting, 5_000, 'the waiting session lock');
+        const granted = await within(waiting, LIVENESS_MS, 'the waiting session lock');
         assert.ok(granted.token > held.token);
         await granted.release();
       },

@@ -4,6 +4,7 @@ import { LOCKS_TOPIC } from '../../../src/engine/locks.js';
 import { semaphoreWakeKey } from '../../../src/engine/semaphores.js';
 import { EventQueue } from '../../support/events.js';
 import { conformanceCase, type EngineHarness } from '../harness.js';
+import { LIVENESS_MS } from '../../support/wait.js';
 
 const TTL = 10_000;
 
@@ -258,7 +259,7 @@ export function semaphoreEngineCases(h: EngineHarness): void {
           });
           assert.ok(got.acquired);
           await engine.semaphoreRelease({ ...got.permit });
-          assert.equal(await heard.next(5_000, 'the notification'), semaphoreWakeKey('s'));
+          assert.equal(await heard.next(LIVENESS_MS, 'the notification'), semaphoreWakeKey('s'));
         } finally {
           await listening.unsubscribe();
         }

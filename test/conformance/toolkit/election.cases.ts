@@ -16,7 +16,7 @@ import { Election, type ElectionEvents } from '../../../src/locks/election.js';
 import type { ElectionOptions } from '../../../src/locks/election-options.js';
 import { EventQueue } from '../../support/events.js';
 import { faultyEngine } from '../../support/faulty-engine.js';
-import { waitFor } from '../../support/wait.js';
+import { LIVENESS_MS, waitFor } from '../../support/wait.js';
 import { conformanceCase, type CaseContext, type EngineHarness } from '../harness.js';
 
 // ttl 9 s, margin 0.9 s (the default 10%): the leader trusts a term for 8.1 s after sending.
@@ -172,7 +172,7 @@ export function electionCases(h: EngineHarness): void {
         const leading = ws.find((w) => w.election.instanceId === leader)!;
         for (let i = 1; i <= 5; i++) {
           await clock.advance(3_000);
-          await leading.renewed.next(5_000, `renewal ${i}`);
+          await leading.renewed.next(LIVENESS_MS, `renewal ${i}`);
           assert.deepEqual(leadersOf(ws), [leader], `one leader after renewal ${i}`);
         }
         await Promise.all(ws.map((w) => w.election.close()));
@@ -191,7 +191,7 @@ export function electionCases(h: EngineHarness): void {
         const { token } = await a.elected.next();
         for (let i = 1; i <= 5; i++) {
           await clock.advance(3_000);
-          const renewed = await a.renewed.next(5_000, `renewal ${i}`);
+          const renewed = await a.renewed.next(LIVENESS_MS, `renewal ${i}`);
           assert.equal(renewed.token, token);
         }
         // 15 s in, well past the 9 s ttl: still a's, because a renewed before each expiry.
@@ -388,11 +388,11 @@ export function electionCases(h: EngineHarness): void {
         const seen: string[] = [];
         a.election.events.onAny((name) => seen.push(String(name)));
         await a.election.start();
-        const elected = await a.elected.next(5_000, 'elected');
+        const elected = await a.elected.next(LIVENESS_MS, 'elected');
         await clock.advance(3_000);
-        const renewed = await a.renewed.next(5_000, 'renewed');
+        const renewed = await a.renewed.next(LIVENESS_MS, 'renewed');
         await a.election.close();
-        const revoked = await a.revoked.next(5_000, 'revoked');
+        const revoked = await a.revoked.next(LIVENESS_MS, 'revoked');
         assert.deepEqual(
           aliases.map(([what]) => what),
           ['elected', 'new-leader', 'renewed', 'revoked'],

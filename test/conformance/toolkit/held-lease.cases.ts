@@ -6,6 +6,7 @@ import { isLeaseholdError, type LeaseLostError } from '../../../src/core/errors.
 import { EventQueue } from '../../support/events.js';
 import { faultyEngine } from '../../support/faulty-engine.js';
 import { conformanceCase, type EngineHarness } from '../harness.js';
+import { LIVENESS_MS } from '../../support/wait.js';
 
 // ttl 9 s, renew every 3 s, margin 0.9 s: trust deadline = sentAt + 8.1 s.
 const HOLD = { holder: 'a', ttl: 9_000, renewEvery: 3_000 };
@@ -21,7 +22,7 @@ export function heldLeaseCases(h: EngineHarness): void {
         const held = await lh.leases.hold('r', { ...HOLD, onRenewed: renewals.push });
         for (let i = 1; i <= 4; i++) {
           await clock.advance(3_000);
-          const lease = await renewals.next(5_000, `renewal ${i}`);
+          const lease = await renewals.next(LIVENESS_MS, `renewal ${i}`);
           assert.equal(lease.renewCount, i);
           assert.equal(lease.token, held.token);
         }

@@ -14,7 +14,7 @@ import type { Lock, LockKind, LockToken } from '../../../src/locks/lock.js';
 import { LockManager } from '../../../src/locks/lock-manager.js';
 import { EventQueue } from '../../support/events.js';
 import { faultyEngine } from '../../support/faulty-engine.js';
-import { waitFor, within } from '../../support/wait.js';
+import { LIVENESS_MS, waitFor, within } from '../../support/wait.js';
 import { conformanceCase, type CaseContext, type EngineHarness } from '../harness.js';
 
 /** Any flavour, seen through the shared interface (tryLock answers are normalised by `took`). */
@@ -150,7 +150,7 @@ function flavourCases(h: EngineHarness, f: Flavour): void {
         await untilWaiting(ctx, f.kind, 'job', before);
         assert.equal(flag.settled, false, 'still waiting while held');
         await holder.unlock();
-        const second = await within(waiting, 5_000, 'the waiting lock()');
+        const second = await within(waiting, LIVENESS_MS, 'the waiting lock()');
         assert.equal(waiter.isHeld(), true);
         if (f.fenced) assert.ok((second as number) > (first as number));
         assert.equal(took(await holder.tryLock()), false);
@@ -274,7 +274,7 @@ function flavourCases(h: EngineHarness, f: Flavour): void {
         assert.equal(await holder.unlock(), false);
         if (other === engine) return; // memory: the peer is this engine, now closed
         const next = f.make(lh.locks, 'job');
-        await within(next.lock(), 5_000, 'the lock freed by the dropped connection');
+        await within(next.lock(), LIVENESS_MS, 'the lock freed by the dropped connection');
         await next.unlock();
       },
       requires,
@@ -293,7 +293,7 @@ function flavourCases(h: EngineHarness, f: Flavour): void {
         await engine.pool.query('SELECT pg_terminate_backend($1)', [lock.backendPid]);
         await waitFor('the holder signal', () => lock.signal.aborted);
         assert.ok(isLeaseholdError(lock.signal.reason, 'lease_lost'));
-        const next = await within(waiting, 5_000, 'the waiter');
+        const next = await within(waiting, LIVENESS_MS, 'the waiter');
         if (f.fenced) assert.ok((next as number) > (token as number), `${next} > ${token}`);
         await waiter.unlock();
       },
@@ -315,7 +315,7 @@ function flavourCases(h: EngineHarness, f: Flavour): void {
         tokens.push((await b.tryLock()) ?? 0);
         const waiting = a.lock();
         await b.unlock();
-        tokens.push(await within(waiting, 5_000, 'the waiting session lock'));
+        tokens.push(await within(waiting, LIVENESS_MS, 'the waiting session lock'));
         await a.unlock();
         tokens.push(await b.runLocked((token) => token));
         for (let i = 1; i < tokens.length; i++)
@@ -341,7 +341,7 @@ function leaseFlavourCases(h: EngineHarness): void {
         const token = await lock.lock();
         for (let i = 1; i <= 4; i++) {
           await clock.advance(3_000);
-          const lease = await renewals.next(5_000, `renewal ${i}`);
+          const lease = await renewals.next(LIVENESS_MS, `renewal ${i}`);
           assert.equal(lease.token, token);
           assert.equal(lease.renewCount, i);
         }
@@ -447,7 +447,7 @@ function leaseFlavourCases(h: EngineHarness): void {
         await clock.advance(2_999);
         assert.equal(flag.settled, false, 'asleep until the gap ends');
         await clock.advance(1);
-        assert.equal(await within(waiting, 5_000, 'the lock after the quiet period'), 2);
+        assert.equal(await within(waiting, LIVENESS_MS, 'the lock after the quiet period'), 2);
       },
     );
 
@@ -510,7 +510,7 @@ function leaseFlavourCases(h: EngineHarness): void {
         assert.equal(flag.settled, false);
         await clock.advance(1);
         await assert.rejects(
-          within(waiting, 5_000, 'the timed-out lock()'),
+          within(waiting, LIVENESS_MS, 'the timed-out lock()'),
           (e: unknown) => isLeaseholdError(e, 'timeout') && /5s/.test((e as Error).message),
         );
         assert.equal((await holder.current())?.holder, holder.holder);

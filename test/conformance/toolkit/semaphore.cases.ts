@@ -3,7 +3,7 @@ import { describe } from 'node:test';
 import { isLeaseholdError, type LeaseLostError } from '../../../src/core/errors.js';
 import type { SemaphorePermit } from '../../../src/core/types.js';
 import { EventQueue } from '../../support/events.js';
-import { waitFor, within } from '../../support/wait.js';
+import { LIVENESS_MS, waitFor, within } from '../../support/wait.js';
 import { conformanceCase, type EngineHarness } from '../harness.js';
 
 // ttl 9 s, margin 0.9 s: an acquired permit is trusted for 8.1 s.
@@ -82,7 +82,7 @@ export function semaphoreCases(h: EngineHarness): void {
         assert.ok(held);
         for (let i = 1; i <= 4; i++) {
           await clock.advance(3_000);
-          const permit = await renewals.next(5_000, `renewal ${i}`);
+          const permit = await renewals.next(LIVENESS_MS, `renewal ${i}`);
           assert.equal(permit.renewCount, i);
           assert.equal(permit.token, held.token);
           assert.equal(permit.slot, held.slot);
@@ -135,7 +135,7 @@ export function semaphoreCases(h: EngineHarness): void {
         const waiting = sem.hold({ holder: 'b', ttl: TTL, wait: true });
         await waitFor('the waiter to sleep', () => clock.pendingTimers() > before);
         await first.release();
-        const second = await within(waiting, 5_000, 'the waiting hold()');
+        const second = await within(waiting, LIVENESS_MS, 'the waiting hold()');
         assert.ok(second);
         assert.ok(second.token > first.token);
         await second.release();
@@ -158,7 +158,7 @@ export function semaphoreCases(h: EngineHarness): void {
           await clock.advance(1_000);
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
-        const second = await within(waiting, 5_000, 'the waiting acquire()');
+        const second = await within(waiting, LIVENESS_MS, 'the waiting acquire()');
         assert.ok(second);
         assert.ok(second.token > first.token);
         await second.release();
@@ -175,7 +175,7 @@ export function semaphoreCases(h: EngineHarness): void {
         const waiting = sem.hold({ holder: 'b', ttl: TTL, wait: { timeout: '5s' } });
         const rejected = assert.rejects(waiting, (e: unknown) => isLeaseholdError(e, 'timeout'));
         await clock.advance(5_000);
-        await within(rejected, 5_000, 'the timed-out hold()');
+        await within(rejected, LIVENESS_MS, 'the timed-out hold()');
         assert.deepEqual(
           (await sem.list()).map((p) => p.holder),
           ['a'],

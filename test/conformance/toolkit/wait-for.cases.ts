@@ -12,7 +12,7 @@ import { JOB_FINISHED_TOPIC } from '../../../src/engine/jobs.js';
 import type { Leasehold } from '../../../src/leasehold.js';
 import { EventQueue } from '../../support/events.js';
 import { pumpFor, pumpUntil } from '../../support/manual-time.js';
-import { waitFor, within } from '../../support/wait.js';
+import { LIVENESS_MS, waitFor, within } from '../../support/wait.js';
 import { conformanceCase, type EngineHarness } from '../harness.js';
 
 /**
@@ -47,7 +47,7 @@ export function waitForCases(h: EngineHarness): void {
           await worker.stop();
         }
         // Finished already: answered from the first read, with no clock movement.
-        assert.deepEqual(await within(q.waitFor(queued.id), 5_000, 'an immediate answer'), {
+        assert.deepEqual(await within(q.waitFor(queued.id), LIVENESS_MS, 'an immediate answer'), {
           doubled: 42,
         });
         const job = await lh.jobs.waitUntilFinished(queued.id, { timeout: 0 });
