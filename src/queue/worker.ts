@@ -29,6 +29,7 @@ import { runUntilEmpty, type RunUntilEmptyResult } from './run-until-empty.js';
 import type { WorkerEvents } from './worker-events.js';
 import { silentLogger, type Logger } from '../runtime/logger.js';
 import { RunContext, type ContextHost } from './job-context.js';
+import { AttemptOrder } from './attempt-order.js';
 import { JobRun } from './job-run.js';
 import { noJobTracing, type CurrentJobTracing } from './job-tracing.js';
 import type { JobSleepSignal } from './job-steps.js';
@@ -67,10 +68,8 @@ export class Worker {
    * back, and the two are different runs of one job.
    */
   private readonly runs = new Set<JobRun>();
-  /** Job ids whose attempt's outcome is being written and reported. */
-  private readonly settling = new Set<number>();
-  /** A later attempt of such a job, claimed meanwhile, waiting to start (see dispatch). */
-  private readonly afterSettled = new Map<number, () => void>();
+  /** Events for one job in attempt order (see dispatch). */
+  private readonly attempts = new AttemptOrder();
   /** Slots taken: handlers running and not timed out. */
   private active = 0;
   /** Handlers failed at their timeout that have not settled yet. */
@@ -273,12 +272,12 @@ export class Worker {
       run.armTimeout(this.clock, timeoutMs, () => this.timeOut(run, timeoutMs));
     // The earlier attempt's outcome is stored (this claim saw it) but may not be reported yet:
     // its job:failed comes before this attempt's job:started, as it happened.
-    void (this.settling.has(job.id) ? this.executeAfterSettled(run) : this.execute(run));
+    void (this.attempts.mustWait(job.id) ? this.executeInTurn(run) : this.execute(run));
   }
 
   /** Runs `run` once its job's earlier attempt has been reported (rare: see dispatch). */
-  private async executeAfterSettled(run: JobRun): Promise<void> {
-    await new Promise<void>((resolve) => this.afterSettled.set(run.ref.id, resolve));
+  private async executeInTurn(run: JobRun): Promise<void> {
+    await this.attempts.turn(run.ref.id);
     if (run.state === 'running') return this.execute(run);
     // Timed out or handed back by a drain while it waited: its handler never ran.
     if (run.timedOut) this.abandonedHandlers--;
@@ -352,17 +351,11 @@ export class Worker {
    * failure (which then shows how far the attempt got).
    */
   private async settle(run: JobRun, ok: boolean, value: unknown): Promise<void> {
-    const id = run.ref.id;
-    this.settling.add(id);
+    this.attempts.begin(run.ref.id);
     try {
       await this.writeOutcome(run, ok, value);
     } finally {
-      this.settling.delete(id);
-      const next = this.afterSettled.get(id);
-      if (next) {
-        this.afterSettled.delete(id);
-        next();
-      }
+      this.attempts.end(run.ref.id);
     }
   }
 
