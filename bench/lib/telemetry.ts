@@ -17,6 +17,8 @@ import {
 import {
   BasicTracerProvider,
   BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import type { Leasehold } from '../../src/leasehold.js';
@@ -35,6 +37,12 @@ export interface TelemetrySetup {
   tracing: boolean;
   /** leasehold's metrics through the SDK meter provider. */
   metrics: boolean;
+  /**
+   * The share of new traces sampled (a `ParentBasedSampler` over a `TraceIdRatioBasedSampler`,
+   * the usual production setting); absent: every trace (the SDK's default, parent-based
+   * always-on).
+   */
+  sampleRatio?: number;
 }
 
 export const FULL_TELEMETRY: TelemetrySetup = {
@@ -53,6 +61,13 @@ export async function withTelemetry<T>(
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   const tracerProvider = new BasicTracerProvider({
     spanProcessors: [new BatchSpanProcessor(droppingExporter)],
+    ...(setup.sampleRatio === undefined
+      ? {}
+      : {
+          sampler: new ParentBasedSampler({
+            root: new TraceIdRatioBasedSampler(setup.sampleRatio),
+          }),
+        }),
   });
   const meterProvider = new MeterProvider({
     readers: [
