@@ -47,9 +47,11 @@ export function progressCases(h: EngineHarness): void {
           queues: 'reports',
           pollInterval: 50,
           flushWindow: 0,
-          // The retry starts 100 to 150 ms after the failure's write, so its report waits for a
-          // timer the clock has not reached when the handler returns.
+          // The backoff draw pinned to the middle: the retry is due 50 ms of the clock after the
+          // failure's write, so the failed attempt can be read before the retry's claim clears
+          // its progress (a draw of 0, one in 101 unpinned, let the worker claim it at once).
           retryBackoff: { baseMs: 100, capMs: 100 },
+          random: () => 0.5,
           handler: async (_job, ctx) => {
             if (ctx.attempt === 2) {
               ctx.progress(77); // not written yet when the completion supersedes it
