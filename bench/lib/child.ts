@@ -20,11 +20,15 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-/** Runs `path` (relative to the repository root) with the tsx loader. */
-export function startChild(path: string, args: string[]): BenchChild {
+/** Runs `path` (relative to the repository root) with the tsx loader, `env` added to ours. */
+export function startChild(
+  path: string,
+  args: string[],
+  env: Record<string, string> = {},
+): BenchChild {
   const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}${path}`, ...args], {
     cwd: ROOT,
-    env: { ...process.env, LEASEHOLD_LOG_LEVEL: 'warn' },
+    env: { ...process.env, LEASEHOLD_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);

@@ -3,13 +3,9 @@
  * what observability costs: an application runs one configuration in its process, and modes
  * run one after another in one process measured each other (decision 0260, "Measured again").
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
+import { startChild } from './child.js';
 import type { DrainResult } from './countdown.js';
 import type { ObservabilityModeName } from './observability-modes.js';
-
-const CHILD = fileURLToPath(new URL('./drain-child.ts', import.meta.url));
 
 export interface IsolatedDrain {
   url: string;
@@ -25,13 +21,12 @@ export async function isolatedDrain(
   o: IsolatedDrain,
 ): Promise<DrainResult & { cpuPerJob: number }> {
   const args = [o.jobs, o.concurrency, o.maxClaimBatch, o.mode, o.limitMs].map(String);
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], {
-    env: { ...process.env, BENCH_DATABASE_URL: o.url, LEASEHOLD_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  if (code !== 0) throw new Error(`isolated drain (${o.mode}) exited with ${code}`);
-  return JSON.parse(out.trim().split('\n').at(-1)!) as DrainResult & { cpuPerJob: number };
+  const child = startChild('bench/lib/drain-child.ts', args, { BENCH_DATABASE_URL: o.url });
+  try {
+    // Its warm-up and its timed drain each stop at the limit; the rest is a liveness bound.
+    const [line] = await child.waitForLine(/^\{.*\}$/, 2 * o.limitMs + 180_000);
+    return JSON.parse(line) as DrainResult & { cpuPerJob: number };
+  } finally {
+    await child.stop();
+  }
 }
