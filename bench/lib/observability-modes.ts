@@ -18,6 +18,7 @@ export const OBSERVABILITY_MODES = {
   plain: {},
   prometheus: { metrics: true },
   context: otel({ contextManager: true, tracing: false, metrics: false }),
+  activated: otel({ contextManager: true, activated: true, tracing: false, metrics: false }),
   tracing: otel({ contextManager: true, tracing: true, metrics: false }),
   unsampled: otel({ contextManager: true, tracing: true, metrics: false, sampleRatio: 0 }),
   metrics: otel({ contextManager: false, tracing: false, metrics: true }),

@@ -43,6 +43,12 @@ export interface TelemetrySetup {
    * always-on).
    */
   sampleRatio?: number;
+  /**
+   * Enter the context manager once before the drain, as any instrumented HTTP server or
+   * framework does with its first request: on Node 20 that switches AsyncLocalStorage's promise
+   * hooks on for the rest of the process, whatever leasehold does.
+   */
+  activated?: boolean;
 }
 
 export const FULL_TELEMETRY: TelemetrySetup = {
@@ -59,6 +65,7 @@ export async function withTelemetry<T>(
 ): Promise<T> {
   if (setup.contextManager)
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  if (setup.contextManager && setup.activated) context.with(context.active(), () => undefined);
   const tracerProvider = new BasicTracerProvider({
     spanProcessors: [new BatchSpanProcessor(droppingExporter)],
     ...(setup.sampleRatio === undefined

@@ -38,9 +38,11 @@ import {
   SYSTEM,
   TOKEN,
 } from './attributes.js';
-import { extractTraceContext, injectTraceContext } from './trace-context.js';
+import { TraceContextReader, injectTraceContext } from './trace-context.js';
 
 export class JobSpans implements JobTracing {
+  private readonly parents = new TraceContextReader();
+
   constructor(private readonly tracer: Tracer) {}
 
   async enqueue(
@@ -88,7 +90,7 @@ export class JobSpans implements JobTracing {
       [TOKEN]: ctx.token,
     };
     if (job.type !== null) attributes[JOB_TYPE] = job.type;
-    const parent = extractTraceContext(job.headers);
+    const parent = this.parents.read(job.headers);
     const span = this.tracer.startSpan(
       `process ${job.queue}`,
       { kind: SpanKind.CONSUMER, attributes },
@@ -101,6 +103,9 @@ export class JobSpans implements JobTracing {
     } catch (error) {
       return Promise.reject(ended(span, error));
     }
+    // A JavaScript handler may answer a plain value (the types ask for a promise): the worker
+    // awaits either, so the traced worker must too.
+    if (!(running instanceof Promise)) running = Promise.resolve(running);
     return running.then(
       (result) => {
         span.end();

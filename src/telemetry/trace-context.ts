@@ -84,6 +84,30 @@ export function extractTraceContext(
   return parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
 }
 
+/**
+ * `extractTraceContext` remembering the last headers it read. The jobs of one `enqueueMany` carry
+ * the same `traceparent`, and a claim hands a worker its jobs in a row, so most handler runs
+ * read the headers the run before read: the parse and the context objects are done once per
+ * run of equal headers instead of once per job (a context is immutable, so sharing it is safe).
+ */
+export class TraceContextReader {
+  private traceparent: string | undefined;
+  private tracestate: string | undefined;
+  private context: Context = ROOT_CONTEXT;
+
+  read(headers: Readonly<Record<string, string>> | null | undefined): Context {
+    const traceparent = headers?.[TRACEPARENT];
+    if (traceparent === undefined) return ROOT_CONTEXT;
+    const tracestate = headers![TRACESTATE];
+    if (traceparent !== this.traceparent || tracestate !== this.tracestate) {
+      this.context = extractTraceContext(headers);
+      this.traceparent = traceparent;
+      this.tracestate = tracestate;
+    }
+    return this.context;
+  }
+}
+
 function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
 }

@@ -22,6 +22,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { ConflictError, InvalidArgumentError } from '../../src/core/errors.js';
 import { Leasehold } from '../../src/leasehold.js';
+import type { JobHandler } from '../../src/queue/job-handler.js';
 import { buildApp } from '../../src/service/app.js';
 import { instrument } from '../../src/telemetry/index.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
@@ -207,6 +208,95 @@ describe('OpenTelemetry', () => {
         assert.deepEqual(after.headers, {});
         assert.equal(spans('send plain').length, 2, 'no span after close');
       } finally {
+        await lh.close();
+      }
+    }));
+
+  it('gives each handler span the parent its own job carries when jobs of several traces, and of none, run in a row', () =>
+    withSchema('otel parents in a row', async (schema) => {
+      exporter.reset();
+      const plain = Leasehold.fromEngine(await schema.engine());
+      const lh = Leasehold.fromEngine(await schema.engine());
+      const telemetry = instrument(lh, { tracerProvider, metrics: false });
+      try {
+        // The worker reads a parent once per run of equal headers (TraceContextReader): jobs
+        // alternating between two traces, and one with no traceparent, must not share one.
+        const queue = lh.queue('rows');
+        const a = await inSpan('a', async (span) => {
+          await queue.enqueueMany([{ payload: { n: 1 } }, { payload: { n: 2 } }]);
+          return span.spanContext().spanId;
+        });
+        const b = await inSpan('b', async (span) => {
+          await queue.enqueue({ n: 3 });
+          return span.spanContext().spanId;
+        });
+        await plain.queue('rows').enqueue({ n: 4 });
+        await inSpan('a again', async () => {
+          await queue.enqueue(
+            { n: 5 },
+            { headers: { traceparent: `00-${'1'.repeat(32)}-${a}-01` } },
+          );
+        });
+        const order: number[] = [];
+        const worker = lh.worker({
+          queues: 'rows',
+          concurrency: 1,
+          pollInterval: 50,
+          handler: async (job) => {
+            order.push((job.payload as { n: number }).n);
+            tracer.startSpan(`user ${(job.payload as { n: number }).n}`).end();
+          },
+        });
+        await worker.start();
+        await waitFor('five handler spans', () => spans('process rows').length === 5);
+        await worker.stop();
+        assert.deepEqual(order, [1, 2, 3, 4, 5]);
+        const parentOf = (n: number): string | undefined => {
+          const user = only(`user ${n}`);
+          const process = spans('process rows').find(
+            (s) => s.spanContext().spanId === user.parentSpanContext?.spanId,
+          );
+          assert.ok(process, `job ${n}'s own span is inside its process span`);
+          return process.parentSpanContext?.spanId;
+        };
+        assert.deepEqual(
+          [1, 2, 3, 4, 5].map(parentOf),
+          [a, a, b, undefined, a],
+          'jobs 1 and 2 under a, 3 under b, 4 a root, 5 under the traceparent it was given',
+        );
+        assert.equal(
+          only('user 5').spanContext().traceId,
+          '1'.repeat(32),
+          'job 5 in the trace its own traceparent names, not the one of job 1 and 2',
+        );
+      } finally {
+        telemetry.close();
+        await lh.close();
+        await plain.close();
+      }
+    }));
+
+  it('completes a job whose JavaScript handler answers a plain value, as an untraced worker does', () =>
+    withSchema('otel plain handler', async (schema) => {
+      exporter.reset();
+      const lh = Leasehold.fromEngine(await schema.engine());
+      const telemetry = instrument(lh, { tracerProvider, metrics: false });
+      try {
+        // Not what the types allow, but what a JavaScript user writes; without tracing the
+        // worker awaits the value, so tracing must not turn it into a failure.
+        const handler = ((job: { payload: unknown }) => ({
+          echo: job.payload,
+        })) as unknown as JobHandler;
+        const worker = lh.worker({ queues: 'sync', pollInterval: 50, handler });
+        const completed = worker.events.once('job:completed');
+        await worker.start();
+        const job = await lh.queue('sync').enqueue({ n: 1 });
+        await completed;
+        await worker.stop();
+        assert.equal((await lh.jobs.get(job.id))?.status, 'completed');
+        assert.equal(only('process sync').status.code, SpanStatusCode.UNSET);
+      } finally {
+        telemetry.close();
         await lh.close();
       }
     }));
