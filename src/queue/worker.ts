@@ -37,7 +37,8 @@ import { OutcomeBatcher } from './outcome-batcher.js';
 import { Producer } from './producer.js';
 import { PROGRESS_INTERVAL_MS, ProgressWriter } from './progress-writer.js';
 import { Renewer } from './renewer.js';
-import { decideFailure, describeError } from './retry-policy.js';
+import { OutcomeReporter } from './outcome-reporter.js';
+import { describeError } from './retry-policy.js';
 import { TrustDeadlines } from './trust-deadlines.js';
 import { WorkerPresence } from './worker-presence.js';
 import {
@@ -82,6 +83,7 @@ export class Worker {
   private readonly renewer: Renewer;
   private readonly batcher: OutcomeBatcher;
   private readonly progress: ProgressWriter;
+  private readonly outcomes: OutcomeReporter;
   private readonly presence: WorkerPresence;
   private readonly deadlines: TrustDeadlines<JobRun>;
   private readonly contextHost: ContextHost;
@@ -157,6 +159,17 @@ export class Worker {
       clock: this.clock,
       intervalMs: PROGRESS_INTERVAL_MS,
       onError: onError('progress'),
+    });
+    this.outcomes = new OutcomeReporter({
+      events: this.events,
+      attempts: this.attempts,
+      progress: this.progress,
+      batcher: this.batcher,
+      runs: this.runs,
+      clock: this.clock,
+      retryBackoff: this.o.retryBackoff,
+      random: this.random,
+      reportLost: (run) => this.reportLost(run),
     });
     this.presence = new WorkerPresence(
       engine,
@@ -332,8 +345,9 @@ export class Worker {
     if (run.state === 'done') return; // handed back by a drain while the handler ran
     run.state = 'flushing';
     this.unwritten++;
-    if (ok && !run.lost && !run.completedInTransaction) return this.settleCompletion(run, value);
-    void this.settle(run, ok, value).finally(() => this.outcomeWritten());
+    if (ok && !run.lost && !run.completedInTransaction)
+      return this.outcomes.complete(run, value, () => this.outcomeWritten());
+    void this.outcomes.settle(run, ok, value).finally(() => this.outcomeWritten());
   }
 
   private outcomeWritten(): void {
@@ -356,89 +370,13 @@ export class Worker {
     this.abandonedHandlers++;
     this.freeSlot();
     this.logger.warn({ job: run.ref.id, worker: this.id, timeoutMs }, error.message);
-    void this.settle(run, false, error);
+    void this.outcomes.settle(run, false, error);
   }
 
   private freeSlot(): void {
     this.active--;
     this.producer.slotFreed();
     this.notifyIdle();
-  }
-
-  /**
-   * `settle` for the common outcome, a completion of a job still ours, in callbacks rather than
-   * three async steps: fewer promises a job (each one costs more again under a promise hook,
-   * decision 0260). The same steps in the same order as `settle` and `writeOutcome`.
-   */
-  private settleCompletion(run: JobRun, result: unknown): void {
-    const id = run.ref.id;
-    this.attempts.begin(id);
-    this.progress.forget(id);
-    this.batcher.complete(run, result ?? null, (accepted) => {
-      try {
-        if (accepted)
-          this.events.emit('job:completed', { job: run.job, durationMs: this.elapsed(run) });
-        else this.reportLost(run);
-      } catch (error) {
-        this.events.emit('worker:error', { where: 'complete', error });
-      } finally {
-        run.finish();
-        this.runs.delete(run);
-        this.attempts.end(id);
-        this.outcomeWritten();
-      }
-    });
-  }
-
-  /**
-   * Writes the outcome of a run whose handler is done (or timed out) and says what became of it.
-   * Progress not yet written is dropped for a completion (which says more) and written before a
-   * failure (which then shows how far the attempt got).
-   */
-  private async settle(run: JobRun, ok: boolean, value: unknown): Promise<void> {
-    this.attempts.begin(run.ref.id);
-    try {
-      await this.writeOutcome(run, ok, value);
-    } finally {
-      this.attempts.end(run.ref.id);
-    }
-  }
-
-  private async writeOutcome(run: JobRun, ok: boolean, value: unknown): Promise<void> {
-    const { job } = run;
-    if (ok || run.lost) this.progress.forget(run.ref.id);
-    else await this.progress.flushJob(run.ref.id);
-    try {
-      if (run.lost) {
-        // The job is someone else's now (or will be): an outcome would be refused anyway.
-      } else if (ok && run.completedInTransaction) {
-        this.events.emit('job:completed', { job, durationMs: this.elapsed(run) });
-      } else if (ok) {
-        const accepted = await new Promise<boolean>((written) =>
-          this.batcher.complete(run, value ?? null, written),
-        );
-        if (accepted) {
-          this.events.emit('job:completed', { job, durationMs: this.elapsed(run) });
-        } else {
-          this.reportLost(run);
-        }
-      } else {
-        // Also when the handler completed in its transaction and then threw: if that transaction
-        // rolled back the job is still ours and fails; if it committed, the failure is refused.
-        const decision = decideFailure(value, job.attempts, this.o.retryBackoff, this.random);
-        const outcome = await this.batcher.fail(run, decision);
-        this.events.emit('job:failed', {
-          job,
-          error: decision.error,
-          outcome,
-          timedOut: run.timedOut,
-          durationMs: this.elapsed(run),
-        });
-      }
-    } finally {
-      run.finish();
-      this.runs.delete(run);
-    }
   }
 
   private reportProgress(run: JobRun, progress: JobProgress): void {
@@ -491,10 +429,6 @@ export class Worker {
     const reason = run.lostReason?.message ?? 'lease lost';
     this.events.emit('job:lost', { job: run.job, reason });
     this.logger.warn({ job: run.ref.id, worker: this.id }, describeError(run.lostReason));
-  }
-
-  private elapsed(run: JobRun): number {
-    return Math.round(this.clock.monotonic() - run.startedAt);
   }
 
   private waitIdle(timeoutMs: number): Promise<void> {
