@@ -11,6 +11,7 @@ import { InvalidArgumentError } from '../../src/core/errors.js';
 import { Leasehold } from '../../src/leasehold.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
 import { PROMTOOL_SKIP, promtoolCheck } from '../support/promtool.js';
+import { LIVENESS_MS } from '../support/wait.js';
 
 after(closeTestDatabase);
 
@@ -28,7 +29,7 @@ describe('library metrics', () => {
           assert.equal(lh.metrics({ registry }), metrics, 'one set per registry');
 
           const election = lh.elect('importer', { ttl: '30s' });
-          const elected = election.events.once('election:elected');
+          const elected = election.events.once('election:elected', { timeoutMs: LIVENESS_MS });
           await election.start();
           await elected;
 

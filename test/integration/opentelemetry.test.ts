@@ -26,7 +26,7 @@ import type { JobHandler } from '../../src/queue/job-handler.js';
 import { buildApp } from '../../src/service/app.js';
 import { instrument } from '../../src/telemetry/index.js';
 import { closeTestDatabase, withSchema } from '../support/database.js';
-import { waitFor } from '../support/wait.js';
+import { LIVENESS_MS, waitFor } from '../support/wait.js';
 
 const exporter = new InMemorySpanExporter();
 const tracerProvider = new BasicTracerProvider({
@@ -83,7 +83,7 @@ describe('OpenTelemetry', () => {
             return 'sent';
           },
         });
-        const completed = worker.events.once('job:completed');
+        const completed = worker.events.once('job:completed', { timeoutMs: LIVENESS_MS });
         await worker.start();
         const { job, producer } = await inSpan('checkout', async (span) => ({
           job: await lh.queue('mail').enqueue({ to: 'a' }, { type: 'welcome' }),
@@ -157,7 +157,7 @@ describe('OpenTelemetry', () => {
             throw new Error('smtp refused');
           },
         });
-        const failed = worker.events.once('job:failed');
+        const failed = worker.events.once('job:failed', { timeoutMs: LIVENESS_MS });
         await worker.start();
         await lh.queue('bad').enqueue(null, { maxAttempts: 1 });
         assert.equal((await failed).outcome, 'dead');
@@ -288,7 +288,7 @@ describe('OpenTelemetry', () => {
           echo: job.payload,
         })) as unknown as JobHandler;
         const worker = lh.worker({ queues: 'sync', pollInterval: 50, handler });
-        const completed = worker.events.once('job:completed');
+        const completed = worker.events.once('job:completed', { timeoutMs: LIVENESS_MS });
         await worker.start();
         const job = await lh.queue('sync').enqueue({ n: 1 });
         await completed;
@@ -384,7 +384,7 @@ describe('OpenTelemetry', () => {
       const election = lh.elect('importer', { ttl: '30s' });
       const telemetry = instrument(lh, { tracerProvider, metrics: false });
       try {
-        const elected = election.events.once('election:elected');
+        const elected = election.events.once('election:elected', { timeoutMs: LIVENESS_MS });
         await election.start();
         const { token } = await elected;
         assert.equal(spans('election term importer').length, 0, 'open while the term lasts');
