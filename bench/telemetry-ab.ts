@@ -1,7 +1,9 @@
 /**
  * What observability costs the burn-down (decisions 0258 and 0260), part by part: the fastest
  * keeping shape (concurrency 1000, claim batch 500) plain, with the library's Prometheus metrics
- * (`lh.metrics()`), with only the AsyncLocalStorage context manager, with leasehold's tracing
+ * (`lh.metrics()`), with only the AsyncLocalStorage context manager, with it entered once before
+ * the drain (`activated`: on Node 20 that switches promise hooks on for the process, as any
+ * instrumented server's first request does; decision 0271), with leasehold's tracing
  * (and the context manager), the same with no trace sampled (`unsampled`: a ratio sampler at 0,
  * what a job outside any sampled trace costs; a ratio r costs about unsampled + r × (tracing -
  * unsampled)), with its OpenTelemetry metrics alone, and with all of OpenTelemetry; in rotating
