@@ -53,7 +53,7 @@ export class OutcomeBatcher {
    * Calls `written` with true once the completion is stored, false when the job was no longer
    * ours. A callback, not a promise: this is every job's path, and each promise a job makes is
    * paid again by every promise hook in the process (AsyncLocalStorage on Node 20, decision
-   * 0260). `written` must not throw: it is called in the loop that tells the whole batch.
+   * 0271). `written` must not throw: it is called in the loop that tells the whole batch.
    */
   complete(run: JobRun, result: unknown, written: (accepted: boolean) => void): void {
     this.completions.push({ run, result, resolve: written });

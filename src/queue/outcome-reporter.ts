@@ -3,10 +3,9 @@
  * the outcome batcher, in its turn among the job's attempts (attempt-order.ts), and says what
  * became of it (`job:completed`, `job:failed`, or the loss), then lets the run go.
  *
- * The common outcome, a completion of a job still ours, goes through `complete`: the same steps
- * as `settle` in callbacks rather than async steps, since every job takes this path and each
- * promise a job makes costs again under a promise hook (AsyncLocalStorage on Node 20; decision
- * 0271).
+ * The common outcome, a completion of a job still ours, is written in callbacks rather than
+ * async steps, since every job takes this path and each promise a job makes costs again under a
+ * promise hook (AsyncLocalStorage on Node 20; decision 0271).
  */
 import type { BackoffPolicy } from '../core/backoff.js';
 import type { Clock } from '../core/clock.js';
@@ -34,8 +33,18 @@ export interface OutcomeReporterHost {
 export class OutcomeReporter {
   constructor(private readonly host: OutcomeReporterHost) {}
 
-  /** `settle` for a completion of a job still ours; `written` is called once it is told. */
-  complete(run: JobRun, result: unknown, written: () => void): void {
+  /**
+   * Writes the outcome of a run whose handler is done (or timed out) and says what became of it;
+   * `written` is called once it is told. Progress not yet written is dropped for a completion
+   * (which says more) and written before a failure (which then shows how far the attempt got).
+   */
+  settle(run: JobRun, ok: boolean, value: unknown, written: () => void = () => {}): void {
+    if (ok && !run.lost && !run.completedInTransaction) this.complete(run, value, written);
+    else void this.settleOther(run, ok, value).finally(written);
+  }
+
+  /** A completion of a job still ours, every job's path: callbacks, no promise of its own. */
+  private complete(run: JobRun, result: unknown, written: () => void): void {
     const { attempts, batcher, events } = this.host;
     const id = run.ref.id;
     attempts.begin(id);
@@ -55,36 +64,28 @@ export class OutcomeReporter {
     });
   }
 
-  /**
-   * Writes the outcome of a run whose handler is done (or timed out) and says what became of it.
-   * Progress not yet written is dropped for a completion (which says more) and written before a
-   * failure (which then shows how far the attempt got).
-   */
-  async settle(run: JobRun, ok: boolean, value: unknown): Promise<void> {
-    this.host.attempts.begin(run.ref.id);
+  /** A failure, a completion in the caller's transaction, or a run already lost. */
+  private async settleOther(run: JobRun, ok: boolean, value: unknown): Promise<void> {
+    const { attempts, progress } = this.host;
+    attempts.begin(run.ref.id);
     try {
-      await this.writeOutcome(run, ok, value);
+      if (ok || run.lost) progress.forget(run.ref.id);
+      else await progress.flushJob(run.ref.id);
+      await this.tellOther(run, ok, value);
     } finally {
-      this.host.attempts.end(run.ref.id);
+      attempts.end(run.ref.id);
     }
   }
 
-  private async writeOutcome(run: JobRun, ok: boolean, value: unknown): Promise<void> {
-    const { events, progress, batcher } = this.host;
+  private async tellOther(run: JobRun, ok: boolean, value: unknown): Promise<void> {
+    const { events, batcher } = this.host;
     const { job } = run;
-    if (ok || run.lost) progress.forget(run.ref.id);
-    else await progress.flushJob(run.ref.id);
     try {
       if (run.lost) {
         // The job is someone else's now (or will be): an outcome would be refused anyway.
-      } else if (ok && run.completedInTransaction) {
-        events.emit('job:completed', { job, durationMs: this.elapsed(run) });
       } else if (ok) {
-        const accepted = await new Promise<boolean>((written) =>
-          batcher.complete(run, value ?? null, written),
-        );
-        if (accepted) events.emit('job:completed', { job, durationMs: this.elapsed(run) });
-        else this.host.reportLost(run);
+        // Completed in its transaction: stored with it.
+        events.emit('job:completed', { job, durationMs: this.elapsed(run) });
       } else {
         // Also when the handler completed in its transaction and then threw: if that transaction
         // rolled back the job is still ours and fails; if it committed, the failure is refused.

@@ -306,17 +306,21 @@ export class Worker {
   private execute(run: JobRun): void {
     const { job } = run;
     this.events.emit('job:started', { job });
-    let running: unknown;
+    let running: Promise<unknown>;
     try {
       const context = new RunContext(run, this.contextHost);
+      // A JavaScript handler may answer a plain value (the types ask for a promise): taken as
+      // a promise here, so the tracing seam and what follows see one.
+      const handle = (): Promise<unknown> => {
+        const answer: unknown = this.o.handler(job, context);
+        return answer instanceof Promise ? answer : Promise.resolve(answer);
+      };
       const tracing = this.tracing();
-      running = tracing
-        ? tracing.handle(job, context, () => this.o.handler(job, context))
-        : this.o.handler(job, context);
+      running = tracing ? tracing.handle(job, context, handle) : handle();
     } catch (error) {
       running = Promise.reject(error);
     }
-    (running instanceof Promise ? running : Promise.resolve(running)).then(
+    running.then(
       (result: unknown) => this.handlerReturned(run, result),
       (error: unknown) => this.handlerEnded(run, false, error),
     );
@@ -345,9 +349,7 @@ export class Worker {
     if (run.state === 'done') return; // handed back by a drain while the handler ran
     run.state = 'flushing';
     this.unwritten++;
-    if (ok && !run.lost && !run.completedInTransaction)
-      return this.outcomes.complete(run, value, () => this.outcomeWritten());
-    void this.outcomes.settle(run, ok, value).finally(() => this.outcomeWritten());
+    this.outcomes.settle(run, ok, value, () => this.outcomeWritten());
   }
 
   private outcomeWritten(): void {
@@ -370,7 +372,7 @@ export class Worker {
     this.abandonedHandlers++;
     this.freeSlot();
     this.logger.warn({ job: run.ref.id, worker: this.id, timeoutMs }, error.message);
-    void this.outcomes.settle(run, false, error);
+    this.outcomes.settle(run, false, error);
   }
 
   private freeSlot(): void {

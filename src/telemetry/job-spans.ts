@@ -103,9 +103,6 @@ export class JobSpans implements JobTracing {
     } catch (error) {
       return Promise.reject(ended(span, error));
     }
-    // A JavaScript handler may answer a plain value (the types ask for a promise): the worker
-    // awaits either, so the traced worker must too.
-    if (!(running instanceof Promise)) running = Promise.resolve(running);
     return running.then(
       (result) => {
         span.end();

@@ -95,10 +95,10 @@ export class TraceContextReader {
   private tracestate: string | undefined;
   private context: Context = ROOT_CONTEXT;
 
-  read(headers: Readonly<Record<string, string>> | null | undefined): Context {
-    const traceparent = headers?.[TRACEPARENT];
+  read(headers: Readonly<Record<string, string>>): Context {
+    const traceparent = headers[TRACEPARENT];
     if (traceparent === undefined) return ROOT_CONTEXT;
-    const tracestate = headers![TRACESTATE];
+    const tracestate = headers[TRACESTATE];
     if (traceparent !== this.traceparent || tracestate !== this.tracestate) {
       this.context = extractTraceContext(headers);
       this.traceparent = traceparent;
