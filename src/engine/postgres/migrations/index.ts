@@ -19,6 +19,7 @@ import { queueTrends } from './0018_queue_trends.js';
 import { leaseTerms } from './0019_lease_terms.js';
 import { jobRenewals } from './0020_job_renewals.js';
 import { jobTallies } from './0021_job_tallies.js';
+import { jobsFillfactor } from './0022_jobs_fillfactor.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -45,4 +46,5 @@ export const MIGRATIONS: readonly Migration[] = [
   leaseTerms,
   jobRenewals,
   jobTallies,
+  jobsFillfactor,
 ];
