@@ -309,14 +309,10 @@ export class Worker {
     let running: Promise<unknown>;
     try {
       const context = new RunContext(run, this.contextHost);
-      // A JavaScript handler may answer a plain value (the types ask for a promise): taken as
-      // a promise here, so the tracing seam and what follows see one.
-      const handle = (): Promise<unknown> => {
-        const answer: unknown = this.o.handler(job, context);
-        return answer instanceof Promise ? answer : Promise.resolve(answer);
-      };
       const tracing = this.tracing();
-      running = tracing ? tracing.handle(job, context, handle) : handle();
+      running = tracing
+        ? tracing.handle(job, context, () => this.callHandler(job, context))
+        : this.callHandler(job, context);
     } catch (error) {
       running = Promise.reject(error);
     }
@@ -324,6 +320,15 @@ export class Worker {
       (result: unknown) => this.handlerReturned(run, result),
       (error: unknown) => this.handlerEnded(run, false, error),
     );
+  }
+
+  /**
+   * The handler's answer as a promise: a JavaScript handler may answer a plain value (the types
+   * ask for a promise), and the tracing seam and what follows take a promise.
+   */
+  private callHandler(job: Job, context: RunContext): Promise<unknown> {
+    const answer: unknown = this.o.handler(job, context);
+    return answer instanceof Promise ? answer : Promise.resolve(answer);
   }
 
   private handlerReturned(run: JobRun, result: unknown): void {

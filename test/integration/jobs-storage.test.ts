@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import type { Pool } from 'pg';
 import { closeTestDatabase, withSchema } from '../support/database.js';
 
 after(closeTestDatabase);
@@ -12,11 +13,8 @@ after(closeTestDatabase);
 const JOBS = 64;
 
 /** The heap page of each job's current row version, by id. */
-async function pages(
-  query: (text: string) => Promise<{ rows: { id: string; page: string }[] }>,
-  schema: string,
-): Promise<Map<string, string>> {
-  const { rows } = await query(
+async function pages(pool: Pool, schema: string): Promise<Map<string, string>> {
+  const { rows } = await pool.query<{ id: string; page: string }>(
     `SELECT id::text, (ctid::text::point)[0]::text AS page FROM "${schema}".jobs ORDER BY id`,
   );
   return new Map(rows.map((r) => [r.id, r.page]));
@@ -39,8 +37,7 @@ describe('jobs table storage on PostgreSQL', () => {
           maxAttempts: 3,
         })),
       });
-      const query = (text: string) => pg.pool.query<{ id: string; page: string }>(text);
-      const pending = await pages(query, schema);
+      const pending = await pages(pg.pool, schema);
       const claimed = await pg.jobClaimBatch({
         queues: ['q'],
         workerId: 'worker-storage',
@@ -48,7 +45,7 @@ describe('jobs table storage on PostgreSQL', () => {
         leaseTtlMs: 60_000,
       });
       assert.equal(claimed.length, JOBS);
-      const processing = await pages(query, schema);
+      const processing = await pages(pg.pool, schema);
       const samePage = [...pending].filter(([id, page]) => processing.get(id) === page).length;
       // Measured: 58 of 64 with half of each page free; none of 64 on full pages.
       assert.ok(samePage >= JOBS / 2, `${samePage} of ${JOBS} claims stayed on their page`);
