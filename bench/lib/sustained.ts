@@ -20,7 +20,15 @@ export const SUSTAINED_QUEUE = 'bench';
 export const SUSTAINED_TASK = 'tick';
 
 /** The system whose client offers the load (sustained-offer.ts). */
-export type OfferingClient = 'leasehold' | 'graphile';
+export type OfferingClient = 'leasehold' | 'graphile' | 'pgboss';
+export const OFFERING_CLIENTS: readonly OfferingClient[] = ['leasehold', 'graphile', 'pgboss'];
+
+/** The load: `ratePerSecond` for `seconds`, then up to `drainLimitMs` for a backlog to drain. */
+export interface SustainedOptions {
+  readonly ratePerSecond: number;
+  readonly seconds: number;
+  readonly drainLimitMs: number;
+}
 
 export interface SustainedSystem {
   readonly schema: string;
@@ -42,6 +50,12 @@ export interface SustainedResult extends SchemaFootprint {
   readonly processed: number;
   /** Jobs processed per second of the enqueue window and the drain after it. */
   readonly throughput: number;
+  /**
+   * Jobs processed per second of the enqueue window alone (by the moment the last batch was
+   * sent): under a load above what the system can carry, the rate it takes in and works off
+   * jobs together, its sustained maximum.
+   */
+  readonly windowThroughput: number;
   /** False when the backlog had not drained within the drain limit. */
   readonly caughtUp: boolean;
   readonly pickupMs: Percentiles;
@@ -50,7 +64,7 @@ export interface SustainedResult extends SchemaFootprint {
 
 export async function runSustained(
   url: string,
-  options: { ratePerSecond: number; seconds: number; drainLimitMs: number },
+  options: SustainedOptions,
   start: StartSustained,
 ): Promise<SustainedResult> {
   const pickups: number[] = [];
@@ -67,11 +81,13 @@ export async function runSustained(
     ]);
     let began: number;
     let sent: number;
+    let inWindow: { processed: number; seconds: number };
     try {
       await offer.waitForLine(/^pacing$/);
       began = performance.now();
       const [, count] = await offer.waitForLine(/^sent (\d+)$/, options.seconds * 1000 + 180_000);
       sent = Number(count);
+      inWindow = { processed: pickups.length, seconds: (performance.now() - began) / 1000 };
     } finally {
       await offer.stop();
     }
@@ -87,6 +103,7 @@ export async function runSustained(
       sent,
       processed,
       throughput: processed / elapsed,
+      windowThroughput: inWindow.processed / inWindow.seconds,
       caughtUp: processed >= sent,
       pickupMs: percentiles(pickups),
       walBytesPerJob: walBytes / Math.max(1, sent),

@@ -18,7 +18,12 @@ import { Countdown, type DrainResult } from '../lib/countdown.js';
 import { dropSchema, freshSchema } from '../lib/database.js';
 import type { IdleSetup } from '../lib/idle-latency.js';
 import { timedLoops } from '../lib/loops.js';
-import { runSustained, SUSTAINED_TASK, type SustainedResult } from '../lib/sustained.js';
+import {
+  runSustained,
+  SUSTAINED_TASK,
+  type SustainedOptions,
+  type SustainedResult,
+} from '../lib/sustained.js';
 
 export type GraphileMode = 'fast' | 'default';
 const quiet = new Logger(() => () => {});
@@ -136,7 +141,7 @@ export function graphileIdleSetup(url: string): IdleSetup {
 /** Its fastest configuration works while another process offers the load (sustained.ts). */
 export function graphileSustained(
   url: string,
-  options: { ratePerSecond: number; seconds: number; drainLimitMs: number },
+  options: SustainedOptions,
 ): Promise<SustainedResult> {
   return runSustained(url, options, async (picked) => {
     const schema = freshSchema('bench_gw_sustained');

@@ -7,13 +7,20 @@
  * and b1000 × 2 gave 9.3k, against 1.0k for batches of 500 polled every 0.5 s without burst,
  * and 0.5 jobs/s for the defaults (one job per 2 s poll). A batch counts as done
  * when its handler returns, before its completion is written: a little in pg-boss's favour.
- * LISTEN/NOTIFY is on for the latency scenario (the queue's `notify` and `useListenNotify`).
+ * LISTEN/NOTIFY is on for the latency scenarios, idle and sustained (the queue's `notify` and
+ * `useListenNotify`): without it a worker whose batch came back short waits for its poll.
  */
 import { PgBoss, type WorkOptions } from 'pg-boss';
 import { Countdown, type DrainResult } from '../lib/countdown.js';
 import { dropSchema, freshSchema } from '../lib/database.js';
 import type { IdleSetup } from '../lib/idle-latency.js';
 import { timedLoops } from '../lib/loops.js';
+import {
+  runSustained,
+  SUSTAINED_QUEUE,
+  type SustainedOptions,
+  type SustainedResult,
+} from '../lib/sustained.js';
 
 export interface PgBossShape {
   batchSize: number;
@@ -24,7 +31,24 @@ export const PGBOSS_FAST_SHAPES: readonly PgBossShape[] = [
   { batchSize: 1_000, localConcurrency: 2 },
 ];
 
-const QUEUE = 'bench';
+/** The shape the like-for-like burn-down and the sustained load use (bench/scenarios). */
+export const PGBOSS_NAMED_SHAPE: PgBossShape = PGBOSS_FAST_SHAPES[1]!;
+
+const QUEUE = SUSTAINED_QUEUE;
+
+/** A started PgBoss on `schema` (its tables made on first start), with no scheduler or supervisor. */
+export async function startBoss(url: string, schema: string, notify: boolean): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: url,
+    schema,
+    schedule: false,
+    supervise: false,
+    useListenNotify: notify,
+  });
+  boss.on('error', () => {});
+  await boss.start();
+  return boss;
+}
 
 async function withBoss<T>(
   url: string,
@@ -32,15 +56,7 @@ async function withBoss<T>(
   fn: (boss: PgBoss) => Promise<T>,
 ): Promise<T> {
   const schema = freshSchema('bench_pgboss');
-  const boss = new PgBoss({
-    connectionString: url,
-    schema,
-    schedule: false,
-    supervise: false,
-    useListenNotify: options.notify ?? false,
-  });
-  boss.on('error', () => {});
-  await boss.start();
+  const boss = await startBoss(url, schema, options.notify ?? false);
   try {
     await boss.createQueue(QUEUE, options.notify ? { notify: true } : {});
     return await fn(boss);
@@ -99,4 +115,36 @@ export function pgBossIdleSetup(url: string): IdleSetup {
       await boss.work(QUEUE, async () => started());
       return use((i) => boss.send(QUEUE, { i }));
     });
+}
+
+/**
+ * The sustained load (lib/sustained.ts) worked by pg-boss in its named shape (batches of 1,000,
+ * two local workers, fetching again at once while batches come back full), woken by
+ * LISTEN/NOTIFY when a batch came back short; the load is sent with its `insert`.
+ */
+export function pgBossSustained(url: string, options: SustainedOptions): Promise<SustainedResult> {
+  return runSustained(url, options, async (picked) => {
+    const schema = freshSchema('bench_pgboss_sustained');
+    const boss = await startBoss(url, schema, true);
+    try {
+      await boss.createQueue(QUEUE, { notify: true });
+      await boss.work<{ t: number }>(
+        QUEUE,
+        { ...PGBOSS_NAMED_SHAPE, burstWhenBatchFull: true },
+        async (jobs) => {
+          for (const job of jobs) picked(job.data.t);
+        },
+      );
+    } catch (error) {
+      await boss.stop({ graceful: false }).catch(() => {});
+      throw error;
+    }
+    return {
+      schema,
+      client: 'pgboss',
+      // Every job was picked up before this is called (or the drain limit passed): a graceful
+      // stop only waits for the last completions to be written.
+      close: () => boss.stop({ graceful: true, timeout: 10_000 }),
+    };
+  });
 }

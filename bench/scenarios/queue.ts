@@ -9,7 +9,12 @@ import { Countdown, type DrainResult } from '../lib/countdown.js';
 import { dropSchema, freshSchema } from '../lib/database.js';
 import type { IdleSetup } from '../lib/idle-latency.js';
 import { timedLoops } from '../lib/loops.js';
-import { runSustained, SUSTAINED_QUEUE, type SustainedResult } from '../lib/sustained.js';
+import {
+  runSustained,
+  SUSTAINED_QUEUE,
+  type SustainedOptions,
+  type SustainedResult,
+} from '../lib/sustained.js';
 import { FULL_TELEMETRY, withTelemetry, type TelemetrySetup } from '../lib/telemetry.js';
 
 const QUEUE = 'bench';
@@ -218,7 +223,7 @@ export function leaseholdIdleSetup(url: string, notifications: boolean): IdleSet
 export function leaseholdSustained(
   url: string,
   o: BurnDownOptions,
-  options: { ratePerSecond: number; seconds: number; drainLimitMs: number },
+  options: SustainedOptions,
 ): Promise<SustainedResult> {
   return runSustained(url, options, async (picked) => {
     const schema = freshSchema('bench_lh_sustained');

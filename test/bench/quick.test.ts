@@ -39,6 +39,8 @@ const RATIO_KEYS = [
   'sustainedPickupP50VsGraphile',
   'sustainedPickupP99VsGraphile',
   'sustainedWalBytesPerJobVsGraphile',
+  'sustainedPickupP50VsPgBoss',
+  'sustainedPickupP99VsPgBoss',
   'leasePairsVsRawSql',
   'leaseRenewsVsRawSql',
   'httpVsInProcess',
