@@ -182,6 +182,13 @@ export interface JobClaimParams {
    * partition's head of another type still holds its partition back.
    */
   types?: readonly string[];
+  /**
+   * Only jobs that became available at most this many ms before the claim's own now
+   * (`available_at >= now - availableWithinMs`, on the database clock); absent: any. A worker's
+   * claims between its full looks pass over the entries of jobs long claimed or deleted at the
+   * head of the claim index (decision 0274); older jobs wait for the next full look.
+   */
+  availableWithinMs?: number;
 }
 
 /** Identifies one term of ownership of a job. */

@@ -12,6 +12,14 @@
  * two): the worker then runs one batch while the next is being claimed, instead of idling for
  * a round trip per batch. The second claim only takes slots the first has not reserved, so the
  * worker still never holds a job it cannot start; an idle worker never has two claims out.
+ *
+ * A claim reads the claim index from its head, where the entries of jobs claimed or deleted
+ * since the table's last vacuum pile up: under a heavy sustained load each claim walked
+ * thousands of them (decision 0274). So a claim sent within FULL_LOOK_MS of a full look is
+ * bounded: it passes over jobs that became available before the oldest job that full look took
+ * (less BOUND_MARGIN_MS; the present moment when it took none), and the next full look, at most
+ * FULL_LOOK_MS later, takes whatever that passed over (a partition's next job whose head just
+ * finished, a flow's released step, a rescued or handed-back job, an enqueue committed late).
  */
 import { backoffDelay, jitter } from '../core/backoff.js';
 import type { Clock, Timer } from '../core/clock.js';
@@ -53,6 +61,15 @@ export interface ProducerOptions {
 /** Claims out at once: two keep the database and the worker busy; more only add contention. */
 const CLAIMS_IN_FLIGHT = 2;
 
+/** A claim sent this long after the last full look is a full look again (decision 0274). */
+export const FULL_LOOK_MS = 250;
+/**
+ * How far below its full look's oldest job a bounded claim still reads: room for an enqueue
+ * whose transaction began before that look and committed after it (its jobs carry the
+ * transaction's start time).
+ */
+export const BOUND_MARGIN_MS = 1_000;
+
 export class Producer {
   private running = false;
   private loopDone: Promise<void> | undefined;
@@ -78,6 +95,11 @@ export class Producer {
    */
   private limited = false;
   private subscription: Subscription | undefined;
+  /**
+   * The last full look answered: when it was sent (monotonic), and how long before its own now
+   * the oldest job it took had become available (0 when it took none).
+   */
+  private fullLook: { sentAt: number; lagMs: number } | undefined;
 
   /** Free slots worth a claim without waiting out the cooldown, given a backlog. */
   private readonly halfBatch: number;
@@ -187,6 +209,7 @@ export class Producer {
     this.lastClaimAt = sentAt;
     this.nextPollAt = sentAt + jitter(this.o.pollIntervalMs, 0.1);
     this.reservedSlots += limit;
+    const availableWithinMs = this.boundFor(sentAt);
     let jobs: ClaimedJobs;
     try {
       jobs = await this.o.engine.jobClaimBatch({
@@ -195,6 +218,7 @@ export class Producer {
         limit,
         ...(this.o.types === undefined ? {} : { types: this.o.types }),
         leaseTtlMs: this.o.leaseTtlMs,
+        ...(availableWithinMs === undefined ? {} : { availableWithinMs }),
       });
       this.failures = 0;
     } catch (error) {
@@ -208,6 +232,7 @@ export class Producer {
     } finally {
       this.reservedSlots -= limit;
     }
+    if (availableWithinMs === undefined) this.fullLook = { sentAt, lagMs: oldestLag(jobs) };
     // A full batch says more is waiting; a stop during the claim still hands the jobs to the
     // executor, which runs them (a drain finishes or hands back what it holds).
     this.backlog = jobs.length === limit;
@@ -215,6 +240,16 @@ export class Producer {
     if (this.backlog) this.workLikely = true;
     for (const job of jobs) this.o.dispatch(job, sentAt);
     this.o.answered?.(jobs.length, limit);
+  }
+
+  /**
+   * The bound of a claim sent at `sentAt` (JobClaimParams.availableWithinMs), or undefined for a
+   * full look: the oldest job the last full look took, on the database's clock, less the margin.
+   */
+  private boundFor(sentAt: number): number | undefined {
+    const look = this.fullLook;
+    if (!look || sentAt - look.sentAt >= FULL_LOOK_MS) return undefined;
+    return look.lagMs + (sentAt - look.sentAt) + BOUND_MARGIN_MS;
   }
 
   /** Waits for `ms`, or until woken; `undefined` waits only for a wake-up. */
@@ -231,4 +266,14 @@ export class Producer {
       if (ms !== undefined) this.waitTimer = this.o.clock.setTimer(ms, done);
     });
   }
+}
+
+/** How long before their claim the oldest of `jobs` had become available; 0 for none. */
+function oldestLag(jobs: readonly Job[]): number {
+  let lag = 0;
+  for (const job of jobs) {
+    const claimedAt = job.claimedAt?.getTime();
+    if (claimedAt !== undefined) lag = Math.max(lag, claimedAt - job.availableAt.getTime());
+  }
+  return lag;
 }

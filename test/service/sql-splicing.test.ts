@@ -20,7 +20,7 @@ const SQL_WORDS =
  * - the schema, validated as a lower-case identifier and quoted once (sql-identifiers.ts):
  *   `s`, `schema`, `this.quotedSchema`, and the notify channel derived from it;
  * - constants made of literals in the query modules (column lists, state CASEs, intervals,
- *   DURABLE_COMMIT);
+ *   DURABLE_COMMIT, the claim's AVAILABLE_FROM);
  * - the parameters of the SQL helpers (CLOCK, STATE, notified, finishedNotified, appendError, jobColumns,
  *   renewSet, ownedLive, DURABLE_CLOCK, and the epoch helpers EPOCH_CTE, NEXT_TERM,
  *   QUARANTINE_GATE, BEGIN_EPOCH, grantsNewTerm; the claim's flow-control fragments CLAIM_LIMITS,
@@ -58,6 +58,7 @@ const ALLOWED_NAMES = new Set([
   'ENQUEUE_COLUMNS',
   'ENQUEUE_VALUES',
   'CLAIM_RETURNING',
+  'AVAILABLE_FROM',
   'liveSameHolder',
   'acquireConflict',
   'returning',

@@ -8,7 +8,7 @@ import type { Job } from '../../src/core/types.js';
 import type { Engine } from '../../src/engine/engine.js';
 import type { JobClaimParams } from '../../src/engine/jobs.js';
 import { MemoryEngine } from '../../src/engine/memory/memory-engine.js';
-import { Producer } from '../../src/queue/producer.js';
+import { BOUND_MARGIN_MS, FULL_LOOK_MS, Producer } from '../../src/queue/producer.js';
 import { waitFor } from '../support/wait.js';
 
 const CONCURRENCY = 35;
@@ -222,6 +222,46 @@ describe('Producer', () => {
       }
     } finally {
       for (const claim of [...held]) claim.release();
+      await producer.stop();
+    }
+  });
+
+  // Decision 0274: a claim soon after a full look passes over what became available well before
+  // it, and a full look follows at most FULL_LOOK_MS later. Seen failing without the bound (no
+  // claim carried availableWithinMs).
+  it('bounds the claims that follow a full look closely, and looks in full again after FULL_LOOK_MS', async () => {
+    const clock = new ManualClock();
+    const claims: { sentAt: number; bound: number | undefined }[] = [];
+    const engine = new MemoryEngine();
+    const wrapped = Object.create(engine) as Engine;
+    wrapped.jobClaimBatch = (p: JobClaimParams) => {
+      claims.push({ sentAt: clock.monotonic(), bound: p.availableWithinMs });
+      return engine.jobClaimBatch(p);
+    };
+    const producer = start(wrapped, clock, { active: 0 }, [], { pollIntervalMs: 100 });
+    await producer.start();
+    try {
+      await waitFor('the first claim', () => claims.length === 1);
+      // Polls fall due every 90–110 ms (jittered): step time until eight claims went out.
+      for (let step = 0; step < 100 && claims.length < 8; step++) {
+        await clock.advance(30);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      assert.ok(claims.length >= 8, `${claims.length} claims`);
+      // The queue is empty, so each full look took nothing: a claim after it is bounded by the
+      // time since that look was sent, plus the margin.
+      let fullLookAt = Number.NaN;
+      for (const { sentAt, bound } of claims) {
+        if (sentAt - fullLookAt < FULL_LOOK_MS) {
+          assert.equal(bound, sentAt - fullLookAt + BOUND_MARGIN_MS, `claim at ${sentAt}`);
+        } else {
+          assert.equal(bound, undefined, `claim at ${sentAt} is a full look`);
+          fullLookAt = sentAt;
+        }
+      }
+      const full = claims.filter((c) => c.bound === undefined).length;
+      assert.ok(full >= 2 && full < claims.length, `${full} full looks of ${claims.length}`);
+    } finally {
       await producer.stop();
     }
   });

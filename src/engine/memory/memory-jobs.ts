@@ -150,7 +150,12 @@ export class MemoryJobs implements JobOperations {
     const claimable = claimableJobs(this.jobs.values(), queues, now, (queue) => {
       const state = this.queues.state(queue);
       return state ? state.settings.perKeyConcurrency : 1;
-    }).filter((r) => types === undefined || (r.type !== null && types.has(r.type)));
+    }).filter(
+      (r) =>
+        (types === undefined || (r.type !== null && types.has(r.type))) &&
+        (p.availableWithinMs === undefined ||
+          r.availableAt.getTime() >= now.getTime() - p.availableWithinMs),
+    );
     // As the SQL does: each queue's picks in its own order up to its room, then the oldest of
     // them all up to the limit.
     const picks: JobRecord[] = [];

@@ -65,6 +65,15 @@ const CLAIM_RETURNING = JOB_COLUMNS.map((c) =>
  */
 export const CLAIM_LOCK_IDLE_MS = 2_000;
 
+/**
+ * The claim's lower bound on `available_at` ($7, JobClaimParams.availableWithinMs; NULL: none).
+ * As an index condition it lets PostgreSQL 18's skip scan start each priority's part of
+ * `jobs_claim` at the bound, past the entries of jobs claimed or deleted since the last vacuum
+ * (decision 0274); older servers read it as a filter on the same scan.
+ */
+const AVAILABLE_FROM = `(SELECT CASE WHEN $7::float8 IS NULL THEN '-infinity'::timestamptz
+            ELSE now - $7::float8 ${MS} END FROM clock)`;
+
 export function claimQueries(s: string): ClaimQueries {
   return {
     // The first statement of a limited claim's transaction (decision 0253). $1 queues text[],
@@ -73,7 +82,8 @@ export function claimQueries(s: string): ClaimQueries {
     // limited claims of a queue run one at a time, each on a snapshot taken after the one
     // before committed; and sets the transaction's idle limit (CLAIM_LOCK_IDLE_MS).
     // $1 queues text[] (distinct), $2 worker id, $3 limit, $4 lease ttl ms, $5 now, $6 the
-    // types to claim (text[], NULL: any; JobClaimParams.types).
+    // types to claim (text[], NULL: any; JobClaimParams.types), $7 available within ms (NULL:
+    // any; AVAILABLE_FROM).
     //
     // Claimable: pending, available, and either unpartitioned or the head of its partition: no
     // older unfinished job in its (queue, partition_key), and no younger one processing (which
@@ -117,6 +127,7 @@ export function claimQueries(s: string): ClaimQueries {
           SELECT j.id, j.priority, j.available_at FROM ${s}.jobs j
           WHERE (SELECT open AND NOT configured FROM gate) AND j.queue = q.queue
             AND j.status = 'pending' AND j.available_at <= (SELECT now FROM clock)
+            AND j.available_at >= ${AVAILABLE_FROM}
             AND ((SELECT $6::text[]) IS NULL OR j.type = ANY((SELECT $6::text[])::text[]))
             AND ${NOT_BUSY} AND (j.partition_key IS NULL OR (
 ${PARTITION_HEAD(s)}))
@@ -155,6 +166,7 @@ ${PARTITION_HEAD(s)}))
           SELECT j.id, j.queue, j.partition_key, j.priority, j.available_at FROM ${s}.jobs j
           WHERE w.fairness = 'oldest' AND (SELECT open FROM gate) AND j.queue = w.queue
             AND j.status = 'pending' AND j.available_at <= (SELECT now FROM clock)
+            AND j.available_at >= ${AVAILABLE_FROM}
             AND ((SELECT $6::text[]) IS NULL OR j.type = ANY((SELECT $6::text[])::text[]))
             AND ${NOT_BUSY} AND ${PARTITION_ROOM(s)}
           ORDER BY j.priority DESC, j.available_at, j.id
@@ -169,6 +181,7 @@ ${PARTITION_HEAD(s)}))
           FROM (${FAIR_RANKS(s)}) r
           JOIN ${s}.jobs j ON j.id = r.id
           WHERE w.fairness = 'key' AND (SELECT open FROM gate) AND j.status = 'pending'
+            AND j.available_at >= ${AVAILABLE_FROM}
             AND ((SELECT $6::text[]) IS NULL OR j.type = ANY((SELECT $6::text[])::text[]))
             AND ${NOT_BUSY} AND ${PARTITION_ROOM(s)}
           ORDER BY r.rank, j.priority DESC, j.available_at, j.id

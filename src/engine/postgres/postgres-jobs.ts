@@ -98,7 +98,15 @@ export class PostgresJobs implements JobOperations {
     for (let run = 1; ; run++) {
       try {
         const name = limited ? 'JobClaimLimited' : 'JobClaimBatch';
-        const params = [queues, p.workerId, p.limit, p.leaseTtlMs, this.ctx.pinnedNow(), types];
+        const params = [
+          queues,
+          p.workerId,
+          p.limit,
+          p.leaseTtlMs,
+          this.ctx.pinnedNow(),
+          types,
+          p.availableWithinMs ?? null,
+        ];
         const rows = await withEpoch(this.ctx, name, () =>
           this.ctx.queryValues(name, this.claims[name], params),
         );

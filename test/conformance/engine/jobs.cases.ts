@@ -372,6 +372,34 @@ export function jobEngineCases(h: EngineHarness): void {
 
     conformanceCase(
       h,
+      'with availableWithinMs, passes over jobs available longer ago than that, of any priority',
+      async ({ engine, clock }) => {
+        const now = clock.now().getTime();
+        const [old, oldUrgent, recent] = await enqueue(
+          engine,
+          spec({ runAt: new Date(now - 60_000) }),
+          spec({ runAt: new Date(now - 60_000), priority: 5 }),
+          spec({ runAt: new Date(now - 1_000) }),
+        );
+        const bounded = await engine.jobClaimBatch({
+          queues: ['q'],
+          workerId: 'w1',
+          limit: 10,
+          leaseTtlMs: TTL,
+          availableWithinMs: 10_000,
+        });
+        assert.deepEqual(ids(bounded), [recent!.id]);
+        // A claim without the bound (the worker's next full look) takes them, in order.
+        const full = await claim(engine, 'w1');
+        assert.deepEqual(
+          full.map((j) => j.id),
+          [oldUrgent!.id, old!.id],
+        );
+      },
+    );
+
+    conformanceCase(
+      h,
       'never hands one job to two concurrent claimers; a second claimer gets the rest',
       async ({ engine, peer }) => {
         const other = await peer();
