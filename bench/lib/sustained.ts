@@ -19,9 +19,9 @@ const TICK_MS = 10;
 export const SUSTAINED_QUEUE = 'bench';
 export const SUSTAINED_TASK = 'tick';
 
-/** The system whose client offers the load (sustained-offer.ts). */
-export type OfferingClient = 'leasehold' | 'graphile' | 'pgboss';
-export const OFFERING_CLIENTS: readonly OfferingClient[] = ['leasehold', 'graphile', 'pgboss'];
+/** The systems whose client can offer the load (sustained-offer.ts). */
+export const OFFERING_CLIENTS = ['leasehold', 'graphile', 'pgboss'] as const;
+export type OfferingClient = (typeof OFFERING_CLIENTS)[number];
 
 /** The load: `ratePerSecond` for `seconds`, then up to `drainLimitMs` for a backlog to drain. */
 export interface SustainedOptions {
