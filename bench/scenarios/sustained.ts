@@ -80,14 +80,14 @@ function system(
 const COMPARED = [
   {
     peer: 'graphile',
-    keyName: 'Graphile',
     label: 'graphile-worker',
     compared: ['pickupP50', 'pickupP99', 'walBytesPerJob'],
   },
-  { peer: 'pgBoss', keyName: 'PgBoss', label: 'pg-boss', compared: ['pickupP50', 'pickupP99'] },
+  { peer: 'pgBoss', label: 'pg-boss', compared: ['pickupP50', 'pickupP99'] },
 ] as const;
 
 const metricLabel = (key: string): string => METRICS.find((m) => m.key === key)!.label;
+const capitalized = (word: string): string => word[0]!.toUpperCase() + word.slice(1);
 
 /** The share of leasehold's sustained maximum offered as sustained load (issue 25: 80%). */
 const LOAD_SHARE = 0.8;
@@ -199,10 +199,10 @@ export const sustainedFamily: Family = {
         () => pgBossSustained(url, load),
       ),
     ];
-    for (const { peer, keyName, label, compared } of COMPARED)
+    for (const { peer, label, compared } of COMPARED)
       for (const key of compared)
         ctx.results.ratio({
-          key: `sustained${key[0]!.toUpperCase()}${key.slice(1)}Vs${keyName}`,
+          key: `sustained${capitalized(key)}Vs${capitalized(peer)}`,
           label: `sustained ${metricLabel(key)}: leasehold ÷ ${label} (lower is better)`,
           numerator: `sustained.leasehold.${key}`,
           denominator: `sustained.${peer}.${key}`,

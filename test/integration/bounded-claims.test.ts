@@ -40,12 +40,16 @@ describe('bounded claims on PostgreSQL', () => {
       let releaseHead!: () => void;
       const headHeld = new Promise<void>((resolve) => (releaseHead = resolve));
       const ran = new Set<string>();
+      // The stream enqueues a fresh job each time the last one has started, so the worker keeps
+      // claiming until the test ends.
+      let freshStarted = (): void => {};
       const worker = lh.worker({
         queues: 'q',
         concurrency: 20,
         handler: async (job) => {
           const { step } = job.payload as { step: string };
           ran.add(step);
+          if (step === 'fresh') freshStarted();
           if (step === 'head') await headHeld;
         },
       });
@@ -53,8 +57,9 @@ describe('bounded claims on PostgreSQL', () => {
       let streaming = true;
       const stream = (async () => {
         while (streaming) {
+          const started = new Promise<void>((resolve) => (freshStarted = resolve));
           await queue.enqueue({ step: 'fresh' });
-          await new Promise((resolve) => setTimeout(resolve, 5));
+          await started;
         }
       })();
       try {
@@ -77,6 +82,7 @@ describe('bounded claims on PostgreSQL', () => {
         );
       } finally {
         streaming = false;
+        freshStarted(); // a fresh job still waiting to start no longer holds the stream
         await stream;
         await worker.stop();
       }
