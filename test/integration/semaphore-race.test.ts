@@ -126,6 +126,71 @@ describe('semaphore race on PostgreSQL', () => {
     });
   });
 
+  it('grants a free slot to the first acquire of a name whose slots another caller created meanwhile', async () => {
+    // B's first try finds no slot rows; before B looks at the slots, A creates them and takes
+    // one. Two slots are free when B looks: B must get one, not a refusal that says "retry now".
+    // (B's look is held back in the driver, a slow network; the database is the real one.)
+    await withSchema('semaphore fresh name handover', async (schema) => {
+      const [a, b] = await Promise.all([
+        schema.engine({ poolSize: 1 }),
+        schema.engine({ poolSize: 1 }),
+      ]);
+      const aDone = deferred();
+      const query = b!.pool.query.bind(b!.pool) as (...args: unknown[]) => Promise<unknown>;
+      (b!.pool as { query: unknown }).query = async (...args: unknown[]) => {
+        const config = args[0] as { text?: string };
+        if (config.text?.includes('retry_after_ms')) await aDone.promise;
+        return query(...args);
+      };
+      const bTry = b!.semaphoreAcquire({
+        name: NAME,
+        holder: 'b',
+        permits: PERMITS,
+        ttlMs: 60_000,
+      });
+      const aTry = await a!.semaphoreAcquire({
+        name: NAME,
+        holder: 'a',
+        permits: PERMITS,
+        ttlMs: 60_000,
+      });
+      assert.ok(aTry.acquired, 'A created the slots and took one');
+      aDone.resolve();
+      const bGot = await bTry;
+      assert.ok(
+        bGot.acquired,
+        `B was refused (retry after ${bGot.acquired ? '' : bGot.retryAfterMs} ms) with two slots free`,
+      );
+      assert.notEqual(bGot.permit.slot, aTry.permit.slot);
+    });
+  });
+
+  it('grants exactly `permits` permits when the racers arrive before the slots exist', async () => {
+    // The first acquire of a name finds no slot rows; one racer creates them while the others
+    // are still between their first try and their look at the slots. Each fresh name repeats
+    // that race, and every one must still grant all of its permits at once.
+    await withSchema('semaphore race fresh names', async (schema) => {
+      const engines = await racers(schema);
+      for (let round = 0; round < 15; round++) {
+        const name = `fresh-${round}`;
+        const gate = deferred();
+        const attempts = engines.map(async (engine, i) => {
+          await gate.promise;
+          return engine.semaphoreAcquire({
+            name,
+            holder: `racer-${i}`,
+            permits: PERMITS,
+            ttlMs: 60_000,
+          });
+        });
+        gate.resolve();
+        const outcomes = await Promise.all(attempts);
+        const winners = outcomes.flatMap((o) => (o.acquired ? [o.permit.slot] : []));
+        assert.deepEqual(winners.sort(), [0, 1, 2], `${name}: one permit per slot, all granted`);
+      }
+    });
+  });
+
   it('never has more than `permits` grants overlapping on the database clock', async () => {
     await withSchema('semaphore race real time', async (schema) => {
       const engines = await racers(schema);

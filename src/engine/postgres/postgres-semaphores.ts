@@ -40,7 +40,10 @@ export class PostgresSemaphores implements SemaphoreOperations {
   }
 
   async semaphoreAcquire(p: SemaphoreAcquireParams): Promise<SemaphoreAcquireResult> {
-    // Twice at most: the second try follows the creation of the missing slots.
+    // Twice at most. The second try follows the creation of the missing slots, or a look that
+    // found a slot free although the first try took none: that try ran before another caller
+    // created the name's slots, or before a holder's release committed. Without it a caller
+    // would be refused with "retry now" while a permit waits for it.
     for (let tries = 1; ; tries++) {
       const rows = await withEpoch(this.ctx, 'SemaphoreAcquire', () =>
         this.ctx.query<PermitRow>('SemaphoreAcquire', this.sql.SemaphoreAcquire, [
@@ -57,13 +60,15 @@ export class PostgresSemaphores implements SemaphoreOperations {
         this.sql.SemaphoreWait,
         [p.name, p.permits, this.ctx.pinnedNow()],
       );
-      if (tries >= 2 || (wait?.slots ?? 0) >= p.permits)
-        return { acquired: false, retryAfterMs: wait?.retry_after_ms ?? 0 };
-      await this.ctx.query('SemaphoreEnsure', this.sql.SemaphoreEnsure, [
-        p.name,
-        p.permits,
-        this.ctx.pinnedNow(),
-      ]);
+      const retryAfterMs = wait?.retry_after_ms ?? 0;
+      const slotsExist = (wait?.slots ?? 0) >= p.permits;
+      if (tries >= 2 || (slotsExist && retryAfterMs > 0)) return { acquired: false, retryAfterMs };
+      if (!slotsExist)
+        await this.ctx.query('SemaphoreEnsure', this.sql.SemaphoreEnsure, [
+          p.name,
+          p.permits,
+          this.ctx.pinnedNow(),
+        ]);
     }
   }
 

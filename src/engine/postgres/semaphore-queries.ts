@@ -81,15 +81,19 @@ export function semaphoreQueries(s: string): SemaphoreQueries {
       ON CONFLICT (name, slot) DO NOTHING`,
 
     // $1 name, $2 permits, $3 now. After a refused acquire: whether the slots exist, and when
-    // the first valid permit below the permits expires unless renewed (0: a slot is free now,
-    // or was locked by a statement that is about to free it).
-    SemaphoreWait: `${CLOCK('$3')}
+    // the first valid permit below the permits expires unless renewed. 0 when fewer than
+    // `permits` are valid: a slot is free now (the refused look predated its release, or its
+    // creation by another caller), or is locked by a statement about to free it.
+    SemaphoreWait: `${CLOCK('$3')},
+      held AS (
+        SELECT count(*) AS valid, min(p.expires_at) AS first_expiry FROM ${s}.semaphore_slots p, clock
+        WHERE p.name = $1 AND p.slot < $2::integer AND p.expires_at > clock.now
+      )
       SELECT coalesce((SELECT c.slots FROM ${s}.semaphores c WHERE c.name = $1), 0) AS slots,
-        coalesce(greatest(0, ceil(extract(epoch FROM
-          (SELECT min(p.expires_at) FROM ${s}.semaphore_slots p
-           WHERE p.name = $1 AND p.slot < $2::integer AND p.expires_at > clock.now) - clock.now) * 1000)), 0)::float8
+        CASE WHEN held.valid < $2::integer THEN 0
+          ELSE greatest(0, ceil(extract(epoch FROM held.first_expiry - clock.now) * 1000)) END::float8
           AS retry_after_ms
-      FROM clock`,
+      FROM clock, held`,
 
     // $1 name, $2 slot, $3 holder, $4 token, $5 ttl_ms, $6 now
     SemaphoreRenew: `${CLOCK('$6')}
