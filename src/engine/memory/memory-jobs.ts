@@ -147,14 +147,15 @@ export class MemoryJobs implements JobOperations {
     const leaseExpiresAt = new Date(now.getTime() + p.leaseTtlMs);
     const queues = new Set(p.queues);
     const types = p.types === undefined ? undefined : new Set(p.types);
+    // JobClaimParams.availableWithinMs as the SQL's AVAILABLE_FROM: no bound, -Infinity.
+    const availableFrom = now.getTime() - (p.availableWithinMs ?? Number.POSITIVE_INFINITY);
     const claimable = claimableJobs(this.jobs.values(), queues, now, (queue) => {
       const state = this.queues.state(queue);
       return state ? state.settings.perKeyConcurrency : 1;
     }).filter(
       (r) =>
         (types === undefined || (r.type !== null && types.has(r.type))) &&
-        (p.availableWithinMs === undefined ||
-          r.availableAt.getTime() >= now.getTime() - p.availableWithinMs),
+        r.availableAt.getTime() >= availableFrom,
     );
     // As the SQL does: each queue's picks in its own order up to its room, then the oldest of
     // them all up to the limit.
