@@ -113,7 +113,7 @@ export {
   type SelectionOutcome,
   type SelectionResult,
 } from './queue/job-selection.js';
-export { SEARCH_SCAN_ROWS } from './engine/jobs.js';
+export { SEARCH_SCAN_ROWS } from './engine/job-admin.js';
 export { QUEUE_SETTINGS_LIMITS, type QueueConfiguration } from './queue/queue-settings.js';
 export { Message, type NackOptions } from './queue/message.js';
 export {

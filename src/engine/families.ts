@@ -13,7 +13,8 @@ import type { ConnectionLockOperations } from './connection-locks.js';
 import type { ControlOperations } from './controls.js';
 import type { FenceOperations } from './fences.js';
 import type { FlowOperations } from './flows.js';
-import type { JobOperations, WorkerOperations } from './jobs.js';
+import type { JobAdminOperations } from './job-admin.js';
+import type { JobOperations } from './jobs.js';
 import type { LeaseLockOperations } from './lease-locks.js';
 import type { LeaseOperations } from './leases.js';
 import type { NotificationOperations } from './notifications.js';
@@ -22,6 +23,7 @@ import type { ScheduleSlotOperations } from './schedule-slots.js';
 import type { SemaphoreOperations } from './semaphores.js';
 import type { StepOperations } from './steps.js';
 import type { TrendOperations } from './trends.js';
+import type { WorkerOperations } from './workers.js';
 
 /** One implementation per family: what an engine composes (the same object may serve several). */
 export interface EngineFamilies {
@@ -32,6 +34,7 @@ export interface EngineFamilies {
   readonly scheduleSlots: ScheduleSlotOperations;
   readonly fences: FenceOperations;
   readonly jobs: JobOperations;
+  readonly jobAdmin: JobAdminOperations;
   readonly workers: WorkerOperations;
   readonly notifications: NotificationOperations;
   readonly controls: ControlOperations;
@@ -53,6 +56,7 @@ export interface EngineOperations
     ScheduleSlotOperations,
     FenceOperations,
     JobOperations,
+    JobAdminOperations,
     WorkerOperations,
     NotificationOperations,
     ControlOperations,
@@ -106,6 +110,8 @@ export const FAMILY_OPERATIONS = {
     'jobComplete',
     'jobFail',
     'jobHandBack',
+  ],
+  jobAdmin: [
     'jobCancel',
     'jobRetry',
     'jobDelete',
@@ -145,6 +151,7 @@ const everyListed: {
   scheduleSlots: true,
   fences: true,
   jobs: true,
+  jobAdmin: true,
   workers: true,
   notifications: true,
   controls: true,

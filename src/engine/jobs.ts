@@ -1,6 +1,8 @@
 /**
- * The job and worker families of the engine seam: the contract between the queue engine
- * (PostgreSQL and memory) and everything above it (queue API, worker, maintenance, HTTP tasks).
+ * The job family of the engine seam: the contract between the queue engine (PostgreSQL and
+ * memory) and everything above it for a job's life as a worker sees it (enqueue, claim, renew,
+ * progress, complete, fail, hand back). What operators and maintenance do to jobs, and reads of
+ * jobs, are the job administration family (job-admin.ts); workers' rows are workers.ts.
  *
  * Rules every engine obeys (the conformance suite checks each):
  * - Ownership of a processing job is the pair (claimedBy, generation). Renew, progress, complete,
@@ -15,11 +17,6 @@
  * - Claim order otherwise: priority descending, then available_at, then id.
  * - Batch operations are one statement per call (one round trip), whatever the batch size.
  * - Every time comparison uses the engine's clock (`coalesce($now, now())` on PostgreSQL).
- * - Operations over many jobs (jobRetryMatching, jobCancelMatching, jobDeleteMatching) change
- *   one bounded batch per call: the `limit` newest matching jobs among the jobs just below
- *   `beforeId` (SCAN_FACTOR x `limit` of them at most), locked in id order, each changed only
- *   if the operation applies to it now. The caller walks the batches downwards from the
- *   answer's `next` (decision 0250).
  * - Enqueue, and every change that makes a job claimable now (retry with no delay, hand-back,
  *   rescue), notifies topic `jobs` with the queue name as payload: once per statement and
  *   queue, never per row.
@@ -28,16 +25,7 @@
  *   per statement, never per row, and never for jobs nobody waits for. More than
  *   FINISHED_IDS_MAX ids are sent as '' (every waiter looks again).
  */
-import type { BackoffPolicy } from '../core/backoff.js';
-import type {
-  FencingToken,
-  Job,
-  JobProgress,
-  JobStatus,
-  WorkerInfo,
-  WorkerKind,
-  WorkerStatus,
-} from '../core/types.js';
+import type { FencingToken, Job, JobProgress } from '../core/types.js';
 import type { CallerTransaction } from './types.js';
 
 /** The notification topic on which claimable work is announced (payload: the queue name). */
@@ -254,123 +242,7 @@ export interface JobFailOutcome {
   readonly outcome: 'retried' | 'dead';
 }
 
-export interface JobListParams {
-  queue?: string;
-  status?: JobStatus;
-  partitionKey?: string;
-  limit: number;
-  offset: number;
-}
-
-/**
- * The job explorer's search (decision 0266): every given field must match. A page reads at most
- * SEARCH_SCAN_ROWS jobs (of any queue) from `cursor` on in `order`, so a search costs the same
- * however sparse its matches or large the table; a page that found fewer than `limit` matches
- * in a scan that ran its full length still answers a `next`.
- */
-export interface JobSearchParams {
-  queue?: string;
-  /** Not empty when given. */
-  statuses?: readonly JobStatus[];
-  type?: string;
-  key?: string;
-  partitionKey?: string;
-  /** Created at or after this instant. */
-  createdSince?: Date;
-  /** Created before this instant. */
-  createdBefore?: Date;
-  /** Case-insensitive substring of the payload's JSON text (jsonb's `payload::text`). */
-  text?: string;
-  /** `newest`: id descending; `oldest`: id ascending. */
-  order: 'newest' | 'oldest';
-  /** Only jobs past this id in `order`: the previous page's `next`. Absent: from the start. */
-  cursor?: number;
-  limit: number;
-  /** The most jobs this page reads (default SEARCH_SCAN_ROWS; the conformance suite's is small). */
-  scanLimit?: number;
-}
-
-export interface JobSearchPage {
-  readonly jobs: Job[];
-  /** The next page's `cursor`; null when no matching job is left past this page. */
-  readonly next: number | null;
-  /** How many jobs match the filter in all (whatever the cursor). */
-  readonly total: number;
-  /**
-   * Whether `total` is a count. PostgreSQL counts only when the first page holds every match;
-   * otherwise `total` is the planner's estimate of the filter's rows (EXPLAIN), never a count.
-   */
-  readonly totalExact: boolean;
-}
-
-/** The most jobs one search page reads, matching or not (see JobSearchParams). */
-export const SEARCH_SCAN_ROWS = 20_000;
-
-export interface JobCount {
-  readonly queue: string;
-  readonly status: JobStatus;
-  readonly count: number;
-}
-
-export interface JobRescueParams {
-  /** At most this many jobs per call (bounded batches keep each transaction short). */
-  limit: number;
-  /** Backoff before the rescued job may run again, by its attempt count. */
-  backoff: BackoffPolicy;
-}
-
-export interface JobRescueResult {
-  readonly rescued: number;
-  readonly deadLettered: number;
-}
-
-export interface JobPruneParams {
-  /** Delete completed, dead and cancelled jobs finished longer ago than this. */
-  olderThanMs: number;
-  limit: number;
-}
-
-/**
- * Which jobs of one queue an operation over many jobs selects: every given field must match.
- * The library fills in the statuses (those the operation applies to when the caller names
- * none); a status the operation cannot change selects nothing to change.
- */
-export interface JobMatch {
-  queue: string;
-  /** Not empty. */
-  statuses: readonly JobStatus[];
-  type?: string;
-  key?: string;
-  partitionKey?: string;
-  /** Created at or after this instant. */
-  createdSince?: Date;
-  /** Created before this instant. */
-  createdBefore?: Date;
-}
-
-/**
- * A batch reads at most this many jobs (of any queue, newest first below `beforeId`) per job it
- * may change: `limit` x SCAN_FACTOR. Its cost is bounded however sparse the matches are; a batch
- * that found fewer than `limit` matching jobs in its scan still answers a `next` when the scan
- * ran its full length.
- */
-export const SCAN_FACTOR = 10;
-
-export interface JobBatchParams {
-  match: JobMatch;
-  /** Only jobs with a smaller id: the previous batch's `next`. Absent: from the newest job. */
-  beforeId?: number;
-  /** At most this many jobs are changed by this call (and SCAN_FACTOR times as many read). */
-  limit: number;
-}
-
-export interface JobBatchOutcome {
-  /** How many jobs this batch changed. */
-  readonly changed: number;
-  /** The next batch's `beforeId`; null when no matching job is left below this batch. */
-  readonly next: number | null;
-}
-
+/** A worker's side of a job: enqueue, claim, and what the claimer does with what it owns. */
 export interface JobOperations {
   /** Inserts the jobs (one statement), or returns the live job of a duplicate key. In order. */
   jobEnqueue(params: JobEnqueueParams): Promise<EnqueueOutcome[]>;
@@ -390,59 +262,4 @@ export interface JobOperations {
   jobFail(params: JobFailParams): Promise<JobFailOutcome[]>;
   /** Drain: back to pending at once, giving back the attempt; returns the ids handed back. */
   jobHandBack(params: { workerId: string; jobs: readonly JobLeaseRef[] }): Promise<number[]>;
-  /** Pending or processing -> cancelled. Returns the job as it now is; null when unknown. */
-  jobCancel(params: { id: number }): Promise<Job | null>;
-  /** Dead, cancelled or completed -> pending with attempts reset; null when unknown or live. */
-  jobRetry(params: { id: number }): Promise<Job | null>;
-  /** Deletes a job that is not processing; false when unknown or processing. */
-  jobDelete(params: { id: number }): Promise<boolean>;
-  /**
-   * One batch of retries: each matching dead, cancelled or completed job -> pending with
-   * attempts reset. A job whose key a live job holds is left as it is; of several matching jobs
-   * sharing a key, the newest is retried (the walk goes newest first).
-   */
-  jobRetryMatching(params: JobBatchParams): Promise<JobBatchOutcome>;
-  /** One batch of cancels: each matching pending or processing job -> cancelled. */
-  jobCancelMatching(params: JobBatchParams): Promise<JobBatchOutcome>;
-  /** One batch of deletes: each matching job that is not processing is deleted. */
-  jobDeleteMatching(params: JobBatchParams): Promise<JobBatchOutcome>;
-  jobGet(params: { id: number }): Promise<Job | null>;
-  /**
-   * Marks a job as waited for, so that its finish notifies `job-finished`, and answers it as it
-   * is once marked (the newest committed state: a finish that commits later sees the mark).
-   * Null when unknown. Callers mark only a job they found live.
-   */
-  jobWatch(params: { id: number }): Promise<Job | null>;
-  jobList(params: JobListParams): Promise<Job[]>;
-  /** One page of the job explorer's search (decision 0266), with an approximate total. */
-  jobSearch(params: JobSearchParams): Promise<JobSearchPage>;
-  jobCounts(): Promise<JobCount[]>;
-  /** Expired processing jobs -> pending with backoff, or dead at max attempts. */
-  jobRescueExpired(params: JobRescueParams): Promise<JobRescueResult>;
-  /** Deletes finished jobs past the retention window; returns how many. */
-  jobPrune(params: JobPruneParams): Promise<number>;
-}
-
-export interface WorkerRegisterParams {
-  id: string;
-  name: string;
-  host: string;
-  pid: number;
-  queues: readonly string[];
-  concurrency: number;
-  /** Default `library`. */
-  kind?: WorkerKind;
-}
-
-export interface WorkerOperations {
-  workerRegister(params: WorkerRegisterParams): Promise<WorkerInfo>;
-  /** Refreshes last_seen_at and in-flight; sets status when given. Null when unknown. */
-  workerHeartbeat(params: {
-    id: string;
-    inFlight: number;
-    status?: WorkerStatus;
-  }): Promise<WorkerInfo | null>;
-  workerList(params: { status?: WorkerStatus; limit: number }): Promise<WorkerInfo[]>;
-  /** Alive or draining workers silent longer than `silentForMs` -> dead; returns how many. */
-  workerMarkDead(params: { silentForMs: number; limit: number }): Promise<number>;
 }

@@ -12,7 +12,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { claimedByQueue, engineBatchSize } from '../engine/engine-batch-size.js';
 import type { EngineCallEvent } from '../engine/instrumented-engine.js';
-import type { JobCount } from '../engine/jobs.js';
+import type { JobCount } from '../engine/job-admin.js';
 import type { Election } from '../locks/election.js';
 import type { Worker, WorkerState } from '../queue/worker.js';
 

@@ -12,7 +12,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import { JOB_STATUSES, type JobStatus } from '../core/types.js';
 import { requireKnownFields, requireName, requireSafeInteger } from '../core/validate.js';
 import type { Engine } from '../engine/engine.js';
-import type { JobBatchOutcome, JobBatchParams, JobMatch } from '../engine/jobs.js';
+import type { JobBatchOutcome, JobBatchParams, JobMatch } from '../engine/job-admin.js';
 
 /** Which jobs of the queue to act on: every given field must match. */
 export interface JobFilter {

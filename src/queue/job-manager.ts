@@ -28,14 +28,10 @@ import {
 import { LIMITS, requireName, requireOneOf, requireSafeInteger } from '../core/validate.js';
 import type { Engine } from '../engine/engine.js';
 import type { JobChildren } from '../engine/flows.js';
-import type {
-  JobCount,
-  JobFailOutcome,
-  JobLeaseRef,
-  JobRenewed,
-  WorkerRegisterParams,
-} from '../engine/jobs.js';
-import type { JobSearchPage } from '../engine/jobs.js';
+import type { JobFailOutcome, JobLeaseRef, JobRenewed } from '../engine/jobs.js';
+import type { JobCount } from '../engine/job-admin.js';
+import type { WorkerRegisterParams } from '../engine/workers.js';
+import type { JobSearchPage } from '../engine/job-admin.js';
 import { JobWaiters } from './job-waiters.js';
 import { toJobSearch, type JobSearchOptions } from './job-search.js';
 import {

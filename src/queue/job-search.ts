@@ -10,7 +10,7 @@ import { typeName } from '../core/duration.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { JOB_STATUSES, type JobStatus } from '../core/types.js';
 import { LIMITS, requireKnownFields, requireName, requireSafeInteger } from '../core/validate.js';
-import type { JobSearchParams } from '../engine/jobs.js';
+import type { JobSearchParams } from '../engine/job-admin.js';
 import { matchFields, type JobFilter } from './bulk-operations.js';
 
 export interface JobSearchOptions extends JobFilter {

@@ -5,7 +5,7 @@
  */
 import type { WorkerStatus } from '../core/types.js';
 import type { Engine } from '../engine/engine.js';
-import type { WorkerRegisterParams } from '../engine/jobs.js';
+import type { WorkerRegisterParams } from '../engine/workers.js';
 import { BackgroundService, type ServiceOptions } from '../runtime/service.js';
 
 export class WorkerPresence extends BackgroundService<void> {

@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import { WORKER_KINDS, WORKER_STATUSES, type WorkerStatus } from '../core/types.js';
 import { requireName, requireOneOf, requireSafeInteger } from '../core/validate.js';
-import type { WorkerRegisterParams } from '../engine/jobs.js';
+import type { WorkerRegisterParams } from '../engine/workers.js';
 
 /** At most this many queues named by one worker: a row, not a catalogue. */
 const MAX_QUEUES = 100;

@@ -70,6 +70,7 @@ export class MemoryEngine extends ComposedEngine implements Engine {
         scheduleSlots: new MemoryScheduleSlots(now),
         fences: new MemoryFences(),
         jobs,
+        jobAdmin: jobs,
         workers,
         notifications: notifier,
         controls: new MemoryControls(now),

@@ -4,7 +4,7 @@
  * searchFilter. The total is always a count here.
  */
 import type { Job } from '../../core/types.js';
-import { SEARCH_SCAN_ROWS, type JobSearchPage, type JobSearchParams } from '../jobs.js';
+import { SEARCH_SCAN_ROWS, type JobSearchPage, type JobSearchParams } from '../job-admin.js';
 import { jsonbText } from './jsonb-text.js';
 import type { JobRecord } from './memory-job-record.js';
 

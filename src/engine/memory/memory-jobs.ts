@@ -20,12 +20,12 @@ import { answerGroup, groupByKey, replaces } from '../enqueue-groups.js';
 import {
   JOBS_TOPIC,
   JOB_FINISHED_TOPIC,
-  SCAN_FACTOR,
   markLimited,
   finishedPayload,
   newJob,
   type REPLACED_FIELDS,
 } from '../jobs.js';
+import { SCAN_FACTOR } from '../job-admin.js';
 import { MemoryFlows } from './memory-flows.js';
 import type { MemoryJobTallies } from './memory-job-tallies.js';
 import { matchesFields, searchJobs } from './memory-job-search.js';
@@ -42,28 +42,30 @@ import {
 import type {
   ClaimedJobs,
   EnqueueOutcome,
-  JobBatchOutcome,
-  JobBatchParams,
-  JobMatch,
   JobClaimParams,
   JobCompleteParams,
-  JobCount,
   JobEnqueueParams,
   JobFailOutcome,
   JobFailParams,
   JobLeaseRef,
+  JobOperations,
+  JobProgressParams,
+  JobRenewed,
+  JobRenewParams,
+  JobSpec,
+} from '../jobs.js';
+import type {
+  JobBatchOutcome,
+  JobBatchParams,
+  JobMatch,
+  JobCount,
   JobListParams,
   JobSearchPage,
   JobSearchParams,
-  JobOperations,
-  JobProgressParams,
   JobPruneParams,
-  JobRenewed,
-  JobRenewParams,
   JobRescueParams,
   JobRescueResult,
-  JobSpec,
-} from '../jobs.js';
+} from '../job-admin.js';
 
 /** The error recorded when the rescuer takes a job back from a silent worker. */
 const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';

@@ -3,7 +3,7 @@
  * `lastSeenAt` against the injected clock, as the SQL judges it against the database's now.
  */
 import type { WorkerInfo, WorkerStatus } from '../../core/types.js';
-import type { WorkerOperations, WorkerRegisterParams } from '../jobs.js';
+import type { WorkerOperations, WorkerRegisterParams } from '../workers.js';
 
 type WorkerRecord = { -readonly [K in keyof WorkerInfo]: WorkerInfo[K] };
 

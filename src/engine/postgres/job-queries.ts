@@ -18,7 +18,8 @@
  * only when the statement finished at least one job someone waits for, so the completion of a
  * job nobody waits for pays no NOTIFY.
  */
-import { FINISHED_IDS_MAX, JOBS_TOPIC, JOB_FINISHED_TOPIC, SCAN_FACTOR } from '../jobs.js';
+import { FINISHED_IDS_MAX, JOBS_TOPIC, JOB_FINISHED_TOPIC } from '../jobs.js';
+import { SCAN_FACTOR } from '../job-admin.js';
 import { MS } from './sql-units.js';
 import { DEAD_OUTCOME, flowReturning, flowSettled } from './flow-settle-sql.js';
 import { tallyRemoved } from './job-tallies-sql.js';

@@ -296,6 +296,7 @@ function families(
     scheduleSlots: new PostgresScheduleSlots(ctx, sql),
     fences: new PostgresFences(ctx, sql),
     jobs,
+    jobAdmin: jobs,
     workers: new PostgresWorkers(ctx),
     notifications: pooled
       ? {

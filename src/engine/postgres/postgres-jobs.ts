@@ -6,30 +6,33 @@
  */
 import { ConflictError, LeaseholdError } from '../../core/errors.js';
 import type { Job } from '../../core/types.js';
-import { SEARCH_SCAN_ROWS, markLimited } from '../jobs.js';
+import { markLimited } from '../jobs.js';
+import { SEARCH_SCAN_ROWS } from '../job-admin.js';
 import type {
   ClaimedJobs,
   EnqueueOutcome,
-  JobBatchOutcome,
-  JobBatchParams,
   JobClaimParams,
   JobCompleteParams,
-  JobCount,
   JobEnqueueParams,
   JobFailOutcome,
   JobFailParams,
   JobLeaseRef,
+  JobOperations,
+  JobProgressParams,
+  JobRenewed,
+  JobRenewParams,
+} from '../jobs.js';
+import type {
+  JobBatchOutcome,
+  JobBatchParams,
+  JobCount,
   JobListParams,
   JobSearchPage,
   JobSearchParams,
-  JobOperations,
-  JobProgressParams,
   JobPruneParams,
-  JobRenewed,
-  JobRenewParams,
   JobRescueParams,
   JobRescueResult,
-} from '../jobs.js';
+} from '../job-admin.js';
 import type { PgContext } from './context.js';
 import { claimQueries, type ClaimQueries } from './claim-queries.js';
 import { JOB_COLUMNS, jobQueries, type JobQueries } from './job-queries.js';

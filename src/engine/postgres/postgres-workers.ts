@@ -4,7 +4,7 @@
  * statement; the family is small enough to keep its SQL here, as controls do.
  */
 import type { WorkerInfo, WorkerStatus } from '../../core/types.js';
-import type { WorkerOperations, WorkerRegisterParams } from '../jobs.js';
+import type { WorkerOperations, WorkerRegisterParams } from '../workers.js';
 import type { PgContext } from './context.js';
 import { DURABLE_COMMIT } from './durable-commit.js';
 import { mapWorker, type WorkerRow } from './job-rows.js';

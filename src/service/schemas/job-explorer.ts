@@ -5,7 +5,7 @@
 import { Type } from 'typebox';
 import { JOB_STATUSES } from '../../core/types.js';
 import { LIMITS } from '../../core/validate.js';
-import { SEARCH_SCAN_ROWS } from '../../engine/jobs.js';
+import { SEARCH_SCAN_ROWS } from '../../engine/job-admin.js';
 import { SEARCH_TEXT_MAX } from '../../queue/job-search.js';
 import { SELECTION_MAX } from '../../queue/job-selection.js';
 import { Name } from './common.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
 import type { Engine } from '../../../src/engine/engine.js';
-import type { WorkerRegisterParams } from '../../../src/engine/jobs.js';
+import type { WorkerRegisterParams } from '../../../src/engine/workers.js';
 import { conformanceCase, type EngineHarness } from '../harness.js';
 
 /** The worker family: the registry the sweeper and the dashboard read. */

@@ -3,7 +3,8 @@ import { describe } from 'node:test';
 import { InvalidArgumentError } from '../../../src/core/errors.js';
 import type { Job, JobStatus } from '../../../src/core/types.js';
 import type { Engine } from '../../../src/engine/engine.js';
-import type { JobSearchPage, JobSpec } from '../../../src/engine/jobs.js';
+import type { JobSearchPage } from '../../../src/engine/job-admin.js';
+import type { JobSpec } from '../../../src/engine/jobs.js';
 import { conformanceCase, type EngineHarness } from '../harness.js';
 
 const MINUTE = 60_000;
