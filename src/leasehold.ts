@@ -21,7 +21,11 @@ import type { ElectionOptions } from './locks/election-options.js';
 import { Schedule } from './schedules/schedule.js';
 import type { ScheduleOptions } from './schedules/schedule-options.js';
 import type { ScheduledFunction } from './schedules/slot-run.js';
-import { LeaseholdMetrics, type MetricsOptions } from './metrics/leasehold-metrics.js';
+import {
+  checkMetricsOptions,
+  LeaseholdMetrics,
+  type MetricsOptions,
+} from './metrics/leasehold-metrics.js';
 import { JobManager } from './queue/job-manager.js';
 import { JobWaiters } from './queue/job-waiters.js';
 import { Maintainer, type MaintainerOptions } from './queue/maintenance/maintainer.js';
@@ -321,16 +325,8 @@ export class Leasehold {
    * ```
    */
   metrics(options: MetricsOptions = {}): LeaseholdMetrics {
-    if (typeof options !== 'object' || options === null)
-      throw new InvalidArgumentError('options', 'must be an object { registry? }');
+    checkMetricsOptions(options);
     const { registry } = options;
-    if (
-      registry !== undefined &&
-      (typeof registry !== 'object' ||
-        registry === null ||
-        typeof (registry as { registerMetric?: unknown }).registerMetric !== 'function')
-    )
-      throw new InvalidArgumentError('registry', 'must be a prom-client Registry');
     const known = this.prometheus.get(registry);
     if (known && !known.closed) return known;
     const metrics = new LeaseholdMetrics(

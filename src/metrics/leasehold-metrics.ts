@@ -10,6 +10,7 @@
  * counters, every name under `leasehold_`.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { InvalidArgumentError } from '../core/errors.js';
 import { claimedByQueue, engineBatchSize } from '../engine/engine-batch-size.js';
 import type { EngineCallEvent } from '../engine/instrumented-engine.js';
 import type { JobCount } from '../engine/job-admin.js';
@@ -31,6 +32,20 @@ export interface MetricsSource {
 export interface MetricsOptions {
   /** The registry to register on (default: a new one, `metrics.registry`). */
   registry?: Registry;
+}
+
+/** Refuses options that are not `{ registry? }` with a prom-client Registry: `invalid_argument`. */
+export function checkMetricsOptions(options: unknown): asserts options is MetricsOptions {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', 'must be an object { registry? }');
+  const { registry } = options as { registry?: unknown };
+  if (
+    registry !== undefined &&
+    (typeof registry !== 'object' ||
+      registry === null ||
+      typeof (registry as { registerMetric?: unknown }).registerMetric !== 'function')
+  )
+    throw new InvalidArgumentError('registry', 'must be a prom-client Registry');
 }
 
 /** How a job's attempt ended, as the duration histogram and the counters label it. */
