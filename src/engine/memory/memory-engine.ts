@@ -11,6 +11,8 @@ import type { Engine, EngineCapabilities, MigrationReport } from '../engine.js';
 import { MemoryControls } from './memory-controls.js';
 import { MemoryQueues } from './memory-queues.js';
 import { MemoryJobs } from './memory-jobs.js';
+import { MemoryJobAdmin } from './memory-job-admin.js';
+import { MemoryJobStore } from './memory-job-store.js';
 import { MemoryLeases } from './memory-leases.js';
 import { MemoryConnectionLocks } from './memory-connection-locks.js';
 import { MemoryFences } from './memory-fences.js';
@@ -54,13 +56,16 @@ export class MemoryEngine extends ComposedEngine implements Engine {
     const workers = new MemoryWorkers(now);
     const termHistory = new MemoryTermHistory();
     // The queue family explains a job from the job and worker families' facts; `jobs` is made
-    // just below (its claims read the queue family), hence the closure.
+    // just below (its claims and the store's finishes read the queue family), hence the closure.
     const queues: MemoryQueues = new MemoryQueues(publish, {
       jobFacts: (id) => jobs.explainFacts(id),
       served: (queue) => workers.serves(queue),
     });
     const tallies = new MemoryJobTallies();
-    const jobs: MemoryJobs = new MemoryJobs(now, publish, queues, tallies);
+    // One store of job records for every job family: the worker's side, the administration,
+    // flows, steps and trends all read and change the same jobs.
+    const store = new MemoryJobStore(now, publish, queues);
+    const jobs: MemoryJobs = new MemoryJobs(store, queues, tallies);
     super(
       {
         leases: new MemoryLeases(now, termHistory),
@@ -70,14 +75,14 @@ export class MemoryEngine extends ComposedEngine implements Engine {
         scheduleSlots: new MemoryScheduleSlots(now),
         fences: new MemoryFences(),
         jobs,
-        jobAdmin: jobs,
+        jobAdmin: new MemoryJobAdmin(store),
         workers,
         notifications: notifier,
         controls: new MemoryControls(now),
         queues,
-        steps: new MemorySteps(now, jobs, publish),
-        flows: jobs.flows,
-        trends: new MemoryTrends(now, () => jobs.records(), tallies),
+        steps: new MemorySteps(now, store, publish),
+        flows: store.flows,
+        trends: new MemoryTrends(now, () => store.records(), tallies),
       },
       {
         // Every call is async and passes here, so nothing runs on a closed engine.

@@ -1,9 +1,10 @@
 /**
  * The flow family in process, with the rules of src/engine/flows.ts: what PostgreSQL's
- * `job_flow_ended` (migration 16) does, done by the job family's state transitions. MemoryJobs
- * calls `finished` after every change to a final status and `deleted` after every removal (but
- * pruning, which settles nothing on PostgreSQL either), in the
- * same synchronous step, so a child's end and its parent's settlement are one atomic change.
+ * `job_flow_ended` (migration 16) does, done by the job families' state transitions. The job
+ * store (MemoryJobStore, memory-job-store.ts) calls `finished` after every change to a final
+ * status and `deleted` after every removal (but pruning, which settles nothing on PostgreSQL
+ * either), in the same synchronous step, so a child's end and its parent's settlement are one
+ * atomic change.
  */
 import type { JobChild, ParentPolicy } from '../../core/flows.js';
 import { UnsupportedError } from '../../core/errors.js';
@@ -28,7 +29,7 @@ export interface FlowHost {
   liveByKey(queue: string, key: string): JobRecord | undefined;
   /** Stores a new job with these fields set; pending unless `status` says otherwise. */
   insert(spec: JobSpec, now: Date, fields: Partial<JobRecord>): JobRecord;
-  /** To a final status (MemoryJobs.finish, which calls `finished` below). */
+  /** To a final status (MemoryJobStore.finish, which calls `finished` below). */
   finish(
     r: JobRecord,
     status: 'completed' | 'dead' | 'cancelled',

@@ -2,7 +2,8 @@
  * Queue settings in process, with the rules of the PostgreSQL engine (decision 0239): a queue
  * without an entry has the defaults, and an entry whose settings became the defaults is
  * dropped. The rate's window (`starts`, claim instants in ms, oldest first) lives beside the
- * settings, as it does in the `queues` row; MemoryJobs reads both when it claims.
+ * settings, as it does in the `queues` row; MemoryJobs reads both when it claims (and
+ * MemoryJobStore the settings when a job finishes).
  */
 import {
   defaultQueueSettings,

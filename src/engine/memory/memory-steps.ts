@@ -22,7 +22,7 @@ import {
   type StepTransaction,
 } from '../steps.js';
 import { toJson, type JobRecord } from './memory-job-record.js';
-import type { MemoryJobs } from './memory-jobs.js';
+import type { MemoryJobStore } from './memory-job-store.js';
 
 /**
  * The transaction a memory step function runs in: no SQL (`query` rejects), and `onCommit`
@@ -56,7 +56,7 @@ export class MemorySteps implements StepOperations {
 
   constructor(
     private readonly now: () => Date,
-    private readonly jobs: MemoryJobs,
+    private readonly jobs: MemoryJobStore,
     private readonly publish: (topic: string, payload: string) => void,
   ) {}
 
