@@ -133,7 +133,7 @@ export const FAIR_RANKS = (s: string): string => `SELECT f.id, row_number() OVER
  * - `slot` marks a job that counts against its queue's concurrency: -id (unique, so never a
  *   conflict in `jobs_queue_slot`) when the queue has a cap, NULL otherwise. The count in
  *   `limits` reads it through that index, and a finishing job that held one wakes its queue's
- *   workers (job-queries.ts, SLOT_FREED): room opened.
+ *   workers (job-sql.ts, SLOT_FREED): room opened.
  * - `key_slot` is 0 where one job per key is the rule (the default, and perKeyConcurrency 1):
  *   `jobs_partition_processing` then refuses a second processing job of a key whatever path
  *   claimed it; -id otherwise.

@@ -17,7 +17,7 @@ import {
   RATE_STARTS,
 } from './claim-limits-sql.js';
 import { EPOCH_CTE, NEXT_TERM, QUARANTINE_GATE } from './epoch-sql.js';
-import { JOB_COLUMNS, type JobColumn } from './job-queries.js';
+import { JOB_COLUMNS, type JobColumn } from './job-sql.js';
 import { MS } from './sql-units.js';
 
 export interface ClaimQueries {

@@ -1,10 +1,10 @@
 /**
  * The enqueue statements of the job family (postgres-enqueue.ts runs them): the dedup enqueue,
  * the plain INSERT for batches without keys, and the coalesced notification. Same conventions as
- * job-queries.ts, whose fragments they share.
+ * job-sql.ts, whose fragments they share.
  */
 import { JOBS_TOPIC } from '../jobs.js';
-import { CLOCK, LIVE, MS, jobColumns, notified } from './job-queries.js';
+import { CLOCK, LIVE, MS, jobColumns, notified } from './job-sql.js';
 
 /** The enqueue input, `$1`: a jsonb array of specJson objects (postgres-enqueue.ts) as rows `i`. */
 const ENQUEUE_INPUT = `jsonb_to_recordset($1::jsonb) AS i(o integer, queue text, type text, key text,

@@ -1,9 +1,9 @@
 /**
  * The statements of the flow family (postgres-flows.ts runs them; decision 0255). Same
- * conventions as job-queries.ts, whose fragments they share. What a child's end does to its
+ * conventions as job-sql.ts, whose fragments they share. What a child's end does to its
  * parent is not here: each statement that ends jobs does it (flow-settle-sql.ts).
  */
-import { CLOCK, LIVE, MS, jobColumns, notified } from './job-queries.js';
+import { CLOCK, LIVE, MS, jobColumns, notified } from './job-sql.js';
 
 /** The flow input, `$1`: a jsonb array of nodes in pre-order (postgres-flows.ts) as rows `i`. */
 const FLOW_INPUT = `jsonb_to_recordset($1::jsonb) AS i(o integer, parent_o integer, queue text,

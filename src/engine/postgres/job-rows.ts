@@ -11,10 +11,10 @@ import type {
   WorkerKind,
   WorkerStatus,
 } from '../../core/types.js';
-import { JOB_COLUMNS, type JobColumn } from './job-queries.js';
+import { JOB_COLUMNS, type JobColumn } from './job-sql.js';
 import { toSafeInteger } from './rows.js';
 
-/** A jobs row as the job queries select it (job-queries.ts, JOB_COLUMNS). */
+/** A jobs row as the job queries select it (job-sql.ts, JOB_COLUMNS). */
 export interface JobRow extends Record<JobColumn, unknown> {
   id: string;
   queue: string;

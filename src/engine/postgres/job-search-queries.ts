@@ -2,7 +2,7 @@
  * The job explorer's search (decision 0266): one page of a bounded keyset scan, newest or oldest
  * first, and the planner's estimate of the filter's matches.
  */
-import { jobColumns } from './job-queries.js';
+import { jobColumns } from './job-sql.js';
 
 export interface JobSearchQueries {
   JobSearchNewest: string;

@@ -21,6 +21,7 @@ import { Migrator } from './migrator.js';
 import { PostgresControls } from './postgres-controls.js';
 import { PostgresQueues } from './postgres-queues.js';
 import { PostgresJobs } from './postgres-jobs.js';
+import { PostgresJobAdmin } from './postgres-job-admin.js';
 import { PostgresLeases } from './postgres-leases.js';
 import { lockQueries, type LockQueries } from './lock-queries.js';
 import { PostgresConnectionLocks } from './postgres-connection-locks.js';
@@ -296,7 +297,7 @@ function families(
     scheduleSlots: new PostgresScheduleSlots(ctx, sql),
     fences: new PostgresFences(ctx, sql),
     jobs,
-    jobAdmin: jobs,
+    jobAdmin: new PostgresJobAdmin(ctx),
     workers: new PostgresWorkers(ctx),
     notifications: pooled
       ? {

@@ -16,7 +16,7 @@ import type {
   TrendsRecorded,
 } from '../trends.js';
 import type { PgContext } from './context.js';
-import { CLOCK, MS } from './job-queries.js';
+import { CLOCK, MS } from './job-sql.js';
 import { MINUTE } from './job-tallies-sql.js';
 
 interface TrendRow {

@@ -2,7 +2,7 @@
  * The SQL of the step family (postgres-steps.ts, decision 0254), named EntityVerb. The quoted
  * schema is the only spliced text; every time comparison reads `coalesce($now, now())`.
  */
-import { CLOCK, MS, notified } from './job-queries.js';
+import { CLOCK, MS, notified } from './job-sql.js';
 
 /**
  * The job is the caller's: right worker, right term, processing, lease unexpired. By primary
