@@ -110,7 +110,7 @@ const ALLOWED_NAMES = new Set([
   'outcome',
   'stamp',
   'alias',
-  // job-queries.ts searchPage (decision 0266): chosen from two literal tuples by the order
+  // job-search-queries.ts searchPage (decision 0266): chosen from two literal tuples by the order
   'past',
   'direction',
   'edge',
@@ -150,7 +150,7 @@ const ALLOWED_HELPERS = new Set([
   'flowValues',
   'flowSettled',
   'flowReturning',
-  // job-queries.ts: the job explorer's filter and page (decision 0266)
+  // job-search-queries.ts: the job explorer's filter and page (decision 0266)
   'searchFilter',
   'searchPage',
   // postgres-trends.ts (decision 0265): a minute of a column, a percentile of a literal, and

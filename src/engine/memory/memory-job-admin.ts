@@ -131,7 +131,7 @@ export class MemoryJobAdmin implements JobAdminOperations {
 
   /**
    * The `limit` newest matching jobs among the SCAN_FACTOR x `limit` jobs (of any queue) below
-   * `beforeId`, and where the next batch starts: as the SQL (job-queries.ts, matchingBatch).
+   * `beforeId`, and where the next batch starts: as the SQL (job-admin-queries.ts, matchingBatch).
    */
   private matchingBatch(p: JobBatchParams): { batch: JobRecord[]; next: number | null } {
     const batch: JobRecord[] = [];

@@ -1,6 +1,6 @@
 /**
  * The job explorer's search in process (decision 0266), scanned as the SQL scans it
- * (job-queries.ts, searchPage): at most SEARCH_SCAN_ROWS jobs past the cursor, the filter of
+ * (job-search-queries.ts, searchPage): at most SEARCH_SCAN_ROWS jobs past the cursor, the filter of
  * searchFilter. The total is always a count here.
  */
 import type { Job } from '../../core/types.js';
@@ -28,7 +28,7 @@ export function matchesFields(r: JobRecord, f: FieldFilter): boolean {
   );
 }
 
-/** Whether a job matches the search's filter (as job-queries.ts, searchFilter). */
+/** Whether a job matches the search's filter (as job-search-queries.ts, searchFilter). */
 function searchMatcher(p: JobSearchParams): (r: JobRecord) => boolean {
   const text = p.text?.toLowerCase();
   return (r) =>
