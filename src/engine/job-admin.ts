@@ -15,6 +15,9 @@
 import type { BackoffPolicy } from '../core/backoff.js';
 import type { Job, JobStatus } from '../core/types.js';
 
+/** The error a rescued job records: its worker stopped renewing before the lease ran out. */
+export const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
+
 export interface JobListParams {
   queue?: string;
   status?: JobStatus;

@@ -8,7 +8,7 @@
 import { backoffDelay } from '../../core/backoff.js';
 import { ConflictError } from '../../core/errors.js';
 import { JOB_STATUSES, type Job } from '../../core/types.js';
-import { SCAN_FACTOR } from '../job-admin.js';
+import { LEASE_EXPIRED, SCAN_FACTOR } from '../job-admin.js';
 import type {
   JobAdminOperations,
   JobBatchOutcome,
@@ -25,9 +25,6 @@ import type {
 import { matchesFields, searchJobs } from './memory-job-search.js';
 import { isUnfinished, leaseEnd, recordError, view, type JobRecord } from './memory-job-record.js';
 import type { MemoryJobStore } from './memory-job-store.js';
-
-/** The error recorded when the rescuer takes a job back from a silent worker. */
-const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
 
 export class MemoryJobAdmin implements JobAdminOperations {
   constructor(

@@ -7,7 +7,7 @@
  */
 import { ConflictError } from '../../core/errors.js';
 import type { Job } from '../../core/types.js';
-import { SEARCH_SCAN_ROWS } from '../job-admin.js';
+import { LEASE_EXPIRED, SEARCH_SCAN_ROWS } from '../job-admin.js';
 import type {
   JobAdminOperations,
   JobBatchOutcome,
@@ -29,9 +29,6 @@ import { toSafeInteger } from './rows.js';
 
 /** How often a batch over many jobs runs when a race rolled it back (see jobRetryMatching). */
 const MATCHING_RUNS = 4;
-
-/** The error recorded when the rescuer takes a job back from a silent worker. */
-const LEASE_EXPIRED = 'lease expired: the worker stopped renewing';
 
 export class PostgresJobAdmin implements JobAdminOperations {
   private readonly sql: JobAdminQueries;
