@@ -52,6 +52,12 @@ export class PgContext {
     if (this.closed) throw new ClosedError('PostgresEngine');
   }
 
+  /** The answer of a call with nothing to send: still refused, like any call, once closed. */
+  emptyAnswer<T>(answer: T): T {
+    this.assertOpen();
+    return answer;
+  }
+
   /**
    * The single door to the database: names the statement, runs it on the pool or on the
    * caller's transaction, and maps every driver error to a LeaseholdError.

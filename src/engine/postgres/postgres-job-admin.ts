@@ -102,7 +102,7 @@ export class PostgresJobAdmin implements JobAdminOperations {
     tail: unknown[],
   ): Promise<JobBatchOutcome> {
     if (p.limit <= 0 || p.match.statuses.length === 0)
-      return this.nothing({ changed: 0, next: null });
+      return this.ctx.emptyAnswer({ changed: 0, next: null });
     const m = p.match;
     const values = [
       m.queue,
@@ -221,7 +221,7 @@ export class PostgresJobAdmin implements JobAdminOperations {
   }
 
   async jobRescueExpired(p: JobRescueParams): Promise<JobRescueResult> {
-    if (p.limit <= 0) return this.nothing({ rescued: 0, deadLettered: 0 });
+    if (p.limit <= 0) return this.ctx.emptyAnswer({ rescued: 0, deadLettered: 0 });
     const rows = await this.ctx.query<{ rescued: number; dead_lettered: number }>(
       'JobRescueExpired',
       this.sql.JobRescueExpired,
@@ -238,19 +238,13 @@ export class PostgresJobAdmin implements JobAdminOperations {
   }
 
   async jobPrune(p: JobPruneParams): Promise<number> {
-    if (p.limit <= 0) return this.nothing(0);
+    if (p.limit <= 0) return this.ctx.emptyAnswer(0);
     const rows = await this.ctx.query<{ pruned: number }>('JobPrune', this.sql.JobPrune, [
       p.olderThanMs,
       p.limit,
       this.ctx.pinnedNow(),
     ]);
     return rows[0]?.pruned ?? 0;
-  }
-
-  /** The answer to a call that needs no statement; a closed engine still refuses it. */
-  private nothing<T>(answer: T): T {
-    this.ctx.assertOpen();
-    return answer;
   }
 
   private async oneJob(name: string, text: string, values: unknown[]): Promise<Job | null> {

@@ -75,7 +75,7 @@ export class PostgresJobs implements JobOperations {
    */
   async jobClaimBatch(p: JobClaimParams): Promise<ClaimedJobs> {
     const queues = [...new Set(p.queues)];
-    if (queues.length === 0 || p.limit <= 0) return this.nothing([]);
+    if (queues.length === 0 || p.limit <= 0) return this.ctx.emptyAnswer([]);
     const listKey = queues.join('\u0000');
     let limited = this.configuredLists.has(listKey);
     const types = p.types === undefined ? null : [...p.types];
@@ -124,7 +124,7 @@ export class PostgresJobs implements JobOperations {
 
   async jobRenewLeases(p: JobRenewParams): Promise<JobRenewed[]> {
     const batch = refBatch(p.jobs);
-    if (batch.refs.length === 0) return this.nothing([]);
+    if (batch.refs.length === 0) return this.ctx.emptyAnswer([]);
     const rows = await this.ctx.query<{ id: string; lease_expires_at: Date }>(
       'JobRenewLeases',
       this.sql.JobRenewLeases,
@@ -145,7 +145,7 @@ export class PostgresJobs implements JobOperations {
 
   async jobProgress(p: JobProgressParams): Promise<number[]> {
     const batch = refBatch(p.jobs);
-    if (batch.refs.length === 0) return this.nothing([]);
+    if (batch.refs.length === 0) return this.ctx.emptyAnswer([]);
     const rows = await this.ctx.query<{ id: string }>('JobProgress', this.sql.JobProgress, [
       p.workerId,
       batch.ids,
@@ -159,7 +159,7 @@ export class PostgresJobs implements JobOperations {
 
   async jobComplete(p: JobCompleteParams): Promise<number[]> {
     const batch = refBatch(p.jobs);
-    if (batch.refs.length === 0) return this.nothing([]);
+    if (batch.refs.length === 0) return this.ctx.emptyAnswer([]);
     const { ids, generations, ordinals } = batch;
     const [now, channel] = [this.ctx.pinnedNow(), this.ctx.notifyChannel];
     // A removed job's result is not kept, so it is not sent either.
@@ -190,7 +190,7 @@ export class PostgresJobs implements JobOperations {
   async jobFail(p: JobFailParams): Promise<JobFailOutcome[]> {
     const batch = refBatch(p.jobs);
     const { refs } = batch;
-    if (refs.length === 0) return this.nothing([]);
+    if (refs.length === 0) return this.ctx.emptyAnswer([]);
     const rows = await this.ctx.query<{ id: string; status: 'pending' | 'dead' }>(
       'JobFail',
       this.sql.JobFail,
@@ -214,7 +214,7 @@ export class PostgresJobs implements JobOperations {
 
   async jobHandBack(p: { workerId: string; jobs: readonly JobLeaseRef[] }): Promise<number[]> {
     const batch = refBatch(p.jobs);
-    if (batch.refs.length === 0) return this.nothing([]);
+    if (batch.refs.length === 0) return this.ctx.emptyAnswer([]);
     const rows = await this.ctx.query<{ id: string }>('JobHandBack', this.sql.JobHandBack, [
       p.workerId,
       batch.ids,
@@ -224,12 +224,6 @@ export class PostgresJobs implements JobOperations {
       this.ctx.notifyChannel,
     ]);
     return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
-  }
-
-  /** The answer to a call that needs no statement; a closed engine still refuses it. */
-  private nothing<T>(answer: T): T {
-    this.ctx.assertOpen();
-    return answer;
   }
 }
 
