@@ -13,12 +13,13 @@
  * steps: each promise a job makes costs again under a promise hook (decision 0271).
  */
 import type { Clock } from '../core/clock.js';
-import { JobTimeoutError, LeaseLostError } from '../core/errors.js';
+import { AbortedError, JobTimeoutError, LeaseLostError } from '../core/errors.js';
 import type { Job, JobProgress } from '../core/types.js';
 import type { Engine } from '../engine/engine.js';
 import type { TypedEvents } from '../runtime/events.js';
 import type { Logger } from '../runtime/logger.js';
 import { AttemptOrder } from './attempt-order.js';
+import { AHEAD_AT_LEAST, ClaimAhead } from './claim-ahead.js';
 import { RunContext, type ContextHost } from './job-context.js';
 import { JobRun } from './job-run.js';
 import type { JobSleepSignal } from './job-steps.js';
@@ -78,8 +79,12 @@ export class JobExecutor {
   /** Runs whose handlers are done and whose outcomes are being written (Producer's `unwritten`). */
   private unwrittenOutcomes = 0;
   private readonly idleWaiters = new Set<() => void>();
+  /** Jobs claimed ahead of a free slot, waiting for one (decision 0277). */
+  private readonly ahead: ClaimAhead;
+  private readonly engine: Engine;
 
   constructor(parts: JobExecutorParts) {
+    this.engine = parts.engine;
     this.o = parts.options;
     this.workerId = parts.workerId;
     this.clock = parts.clock;
@@ -113,11 +118,30 @@ export class JobExecutor {
       random: parts.random,
       reportLost: (run) => this.reportLost(run),
     });
+    this.ahead = new ClaimAhead({
+      enabled: this.o.claimAhead,
+      most: Math.max(Math.min(this.o.concurrency, this.o.maxClaimBatch), AHEAD_AT_LEAST),
+      clock: this.clock,
+      stalled: (runs) => void this.handBack(runs, 'waited too long for a slot'),
+    });
   }
 
   /** Slots not taken by a running handler (Producer's `freeSlots`). */
   get freeSlots(): number {
     return this.o.concurrency - this.active;
+  }
+
+  /**
+   * How many more jobs may be claimed ahead of the slots now (Producer's `aheadRoom`); negative
+   * when more are held ahead than the handlers' durations now allow.
+   */
+  get aheadRoom(): number {
+    return this.ahead.room;
+  }
+
+  /** A claim was answered `ms` after it was sent: what claiming ahead weighs handlers against. */
+  claimTook(ms: number): void {
+    this.ahead.claimTook(ms);
   }
 
   /** Runs whose handlers are done and whose outcomes are not written yet. */
@@ -130,18 +154,68 @@ export class JobExecutor {
     return this.abandonedHandlers;
   }
 
-  /** Takes a slot for a job its claim (sent at `claimSentAt`) took, and runs its handler. */
+  /**
+   * Takes a slot for a job its claim (sent at `claimSentAt`) took, and runs its handler; a job
+   * claimed ahead, with every slot taken, waits for one.
+   */
   dispatch(job: Job, claimSentAt: number): void {
     const run = new JobRun(job, this.deadlines, this.clock.monotonic(), claimSentAt);
     this.runs.add(run);
+    if (this.active < this.o.concurrency) this.start(run);
+    else this.ahead.push(run);
+  }
+
+  /**
+   * Gives back every job claimed ahead and not started, and claims none ahead any more (a
+   * drain): answers how many were given back.
+   */
+  handBackAhead(): Promise<number> {
+    return this.handBack(this.ahead.close(), 'the worker is draining');
+  }
+
+  private start(run: JobRun): void {
     this.active++;
+    run.startedAt = this.clock.monotonic();
     // The job's own timeout wins over the worker's default.
-    const timeoutMs = job.timeoutMs ?? this.o.timeoutMs;
+    const timeoutMs = run.job.timeoutMs ?? this.o.timeoutMs;
     if (timeoutMs !== null)
       run.armTimeout(this.clock, timeoutMs, () => this.timeOut(run, timeoutMs));
     // The earlier attempt's outcome is stored (this claim saw it) but may not be reported yet:
     // its job:failed comes before this attempt's job:started, as it happened.
-    void (this.attempts.mustWait(job.id) ? this.executeInTurn(run) : this.execute(run));
+    void (this.attempts.mustWait(run.ref.id) ? this.executeInTurn(run) : this.execute(run));
+  }
+
+  /** A slot is free: the oldest job claimed ahead takes it, unless it was lost meanwhile. */
+  private startNextAhead(): void {
+    for (let run = this.ahead.shift(); run; run = this.ahead.shift()) {
+      if (run.state === 'running' && !run.lost) return this.start(run);
+      // Lost while it waited (job:lost was told): its handler never runs.
+      run.finish();
+      this.runs.delete(run);
+    }
+  }
+
+  /** Hands jobs that never started back to the queue, their attempt given back. */
+  private async handBack(runs: JobRun[], why: string): Promise<number> {
+    if (runs.length === 0) return 0;
+    for (const run of runs) {
+      run.abort(new AbortedError(`job ${run.ref.id} handed back: ${why}`));
+      run.finish();
+      this.runs.delete(run);
+    }
+    try {
+      const handed = await this.engine.jobHandBack({
+        workerId: this.workerId,
+        jobs: runs.map((run) => run.ref),
+      });
+      return handed.length;
+    } catch (error) {
+      // Not fatal: the leases expire and maintenance rescues the jobs.
+      this.events.emit('worker:error', { where: 'hand-back', error });
+      return 0;
+    } finally {
+      this.producer.slotFreed();
+    }
   }
 
   /** The run's lease is lost (trust deadline, renewal, refused write): say so. */
@@ -230,11 +304,14 @@ export class JobExecutor {
     }
     // Asleep (ctx.sleep): the job is pending again and the slot was freed with the sleep.
     if (run.slept) return;
-    this.freeSlot();
-    if (run.state === 'done') return; // handed back by a drain while the handler ran
+    this.ahead.handlerTook(this.clock.monotonic() - run.startedAt);
+    if (run.state === 'done') return this.freeSlot(); // handed back by a drain while it ran
     run.state = 'flushing';
     this.unwrittenOutcomes++;
     this.outcomes.settle(run, ok, value, () => this.outcomeWritten());
+    // Freed after the settle: a job claimed ahead starts here, after this one's outcome is on
+    // its way.
+    this.freeSlot();
   }
 
   private outcomeWritten(): void {
@@ -262,6 +339,7 @@ export class JobExecutor {
 
   private freeSlot(): void {
     this.active--;
+    if (this.ahead.length > 0) this.startNextAhead();
     this.producer.slotFreed();
     this.notifyIdle();
   }

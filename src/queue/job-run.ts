@@ -33,7 +33,8 @@ export type JobRunState =
 export class JobRun implements Expirable {
   readonly job: Job;
   readonly ref: JobLeaseRef;
-  readonly startedAt: number;
+  /** When the handler started (monotonic); set again when a job claimed ahead gets its slot. */
+  startedAt: number;
   state: JobRunState = 'running';
   /** The handler completed the job in its own transaction: no separate completion is sent. */
   completedInTransaction = false;

@@ -1,6 +1,7 @@
 /**
- * The worker's claiming loop. It claims batches sized to the free slots, so a worker never
- * holds a job it cannot start, and wakes up:
+ * The worker's claiming loop. It claims batches sized to the free slots, plus the room the
+ * executor has to hold jobs ahead of a slot while handlers are shorter than claims (decision
+ * 0277; none for a limited queue), and wakes up:
  * - at once after a full batch (more is probably waiting) and when slots free up after one,
  *   as soon as half a batch's worth is free;
  * - on a notification for one of its queues (an enqueue or a retry became claimable), at most
@@ -11,7 +12,8 @@
  * With a backlog, a second claim may go out while the first is still in the database (at most
  * two): the worker then runs one batch while the next is being claimed, instead of idling for
  * a round trip per batch. The second claim only takes slots the first has not reserved, so the
- * worker still never holds a job it cannot start; an idle worker never has two claims out.
+ * worker never holds more than its slots and its room ahead; an idle worker never has two
+ * claims out.
  *
  * A claim reads the claim index from its head, where the entries of jobs claimed or deleted
  * since the table's last vacuum pile up: under a heavy sustained load each claim walked
@@ -46,6 +48,14 @@ export interface ProducerOptions {
   /** Listen for notifications (default true when the engine has them). */
   notifications: boolean;
   freeSlots: () => number;
+  /**
+   * Jobs that may be claimed beyond the free slots now, to wait for one (decision 0277);
+   * negative when more are held so than is allowed now. Not used for a limited queue, whose
+   * room the jobs held would take from other workers.
+   */
+  aheadRoom?: () => number;
+  /** Called with each answered claim's round trip, ms. */
+  claimTook?: (ms: number) => void;
   /**
    * Jobs whose handlers are done and whose outcomes are not yet written: free slots to the
    * worker, still processing to the database.
@@ -163,7 +173,9 @@ export class Producer {
   private async loop(): Promise<void> {
     while (this.running) {
       const free =
-        this.o.freeSlots() - this.reservedSlots - (this.limited ? this.o.unwritten() : 0);
+        this.o.freeSlots() -
+        this.reservedSlots +
+        (this.limited ? -this.o.unwritten() : (this.o.aheadRoom?.() ?? 0));
       // A claim's return or a finishing job wakes us.
       if (free <= 0 || this.claims.size >= CLAIMS_IN_FLIGHT) {
         await this.sleep(undefined);
@@ -221,6 +233,7 @@ export class Producer {
         ...(availableWithinMs === undefined ? {} : { availableWithinMs }),
       });
       this.failures = 0;
+      this.o.claimTook?.(this.o.clock.monotonic() - sentAt);
     } catch (error) {
       this.failures++;
       this.o.onError(error);

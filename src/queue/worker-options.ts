@@ -10,6 +10,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import { trustTiming } from '../core/trust.js';
 import { LIMITS, optionalBoolean, requireName, requireSafeInteger } from '../core/validate.js';
 import type { Logger } from '../runtime/logger.js';
+import { AHEAD_AT_LEAST } from './claim-ahead.js';
 import { toTimeoutMs } from './enqueue-options.js';
 import type { JobHandler } from './job-handler.js';
 import { dispatchByType, type JobTypes, type TypedHandlers } from './typed-jobs.js';
@@ -48,8 +49,19 @@ export interface WorkerOptions<M extends JobTypes = JobTypes> {
   fetchCooldown?: Duration;
   /** Outcomes wait this long to share one statement; default 2 ms. */
   flushWindow?: Duration;
-  /** Most jobs per claim statement; default the concurrency, at most 100. */
+  /**
+   * Most jobs per claim statement; default the concurrency, at least 16 (room for the jobs
+   * claimed ahead) and at most 100. A claim never takes more than the free slots and the room
+   * to claim ahead.
+   */
   maxClaimBatch?: number;
+  /**
+   * While handlers finish faster than a claim's round trip, hold up to one claim batch of jobs
+   * beyond the slots, so that the next job is in hand when a slot frees (decision 0277); a job
+   * held so for 100 ms without a slot is given back to the queue. Default true; false: never
+   * hold a job that cannot start at once.
+   */
+  claimAhead?: boolean;
   /** Backoff before retries; default 1 s doubling to 1 h, full jitter. */
   retryBackoff?: BackoffPolicy;
   /**
@@ -90,6 +102,7 @@ export interface ResolvedWorkerOptions {
   fetchCooldownMs: number;
   flushWindowMs: number;
   maxClaimBatch: number;
+  claimAhead: boolean;
   retryBackoff: BackoffPolicy;
   /** The default timeout of an attempt in ms; null: none. */
   timeoutMs: number | null;
@@ -137,9 +150,11 @@ export function resolveWorkerOptions<M extends JobTypes>(
     max: LIMITS.ttlMaxMs,
   });
   const timing = trustTiming(leaseTtlMs, o.renewEvery);
+  // By default a claim may also take the jobs a worker holds ahead (decision 0277): a worker of
+  // concurrency 1 would otherwise claim them one per statement.
   const maxClaimBatch =
     o.maxClaimBatch === undefined
-      ? Math.min(concurrency, 100)
+      ? Math.min(Math.max(concurrency, AHEAD_AT_LEAST), 100)
       : requireSafeInteger('maxClaimBatch', o.maxClaimBatch, 1);
   if (maxClaimBatch > WORKER_LIMITS.claimBatchMax)
     throw new InvalidArgumentError(
@@ -157,6 +172,7 @@ export function resolveWorkerOptions<M extends JobTypes>(
     fetchCooldownMs: toMilliseconds('fetchCooldown', o.fetchCooldown ?? 5, { min: 0 }),
     flushWindowMs: toMilliseconds('flushWindow', o.flushWindow ?? 2, { min: 0, max: 1_000 }),
     maxClaimBatch,
+    claimAhead: optionalBoolean('claimAhead', o.claimAhead, true),
     retryBackoff: o.retryBackoff ?? DEFAULT_BACKOFF,
     timeoutMs: o.timeout === undefined ? null : toTimeoutMs(o.timeout),
     removeOnComplete: optionalBoolean('removeOnComplete', o.removeOnComplete, false),

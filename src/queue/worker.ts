@@ -95,6 +95,8 @@ export class Worker {
       slots: this.o.concurrency,
       notifications: this.o.notifications,
       freeSlots: () => this.executor.freeSlots,
+      aheadRoom: () => this.executor.aheadRoom,
+      claimTook: (ms) => this.executor.claimTook(ms),
       unwritten: () => this.executor.unwritten,
       dispatch: (job, sentAt) => this.executor.dispatch(job, sentAt),
       answered: (taken, asked) => this.events.emit('claim:answered', { taken, asked }),
@@ -215,6 +217,8 @@ export class Worker {
     this.status = 'draining';
     await this.presence.setStatus('draining').catch(() => {});
     await this.producer.stop();
+    // Jobs claimed ahead have not started: back to the queue now, not after the patience.
+    const aheadHandedBack = await this.executor.handBackAhead();
     await this.executor.waitIdle(timeoutMs);
     const leftover = [...this.runs].filter((run) => run.state === 'running');
     for (const run of leftover) {
@@ -241,7 +245,8 @@ export class Worker {
     await this.presence.stop();
     await this.presence.setStatus('stopped').catch(() => {});
     this.status = 'stopped';
-    this.events.emit('worker:drained', { handedBack: handedBack.length });
-    return { handedBack: handedBack.length };
+    const total = handedBack.length + aheadHandedBack;
+    this.events.emit('worker:drained', { handedBack: total });
+    return { handedBack: total };
   }
 }
