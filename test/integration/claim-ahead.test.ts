@@ -3,7 +3,8 @@
  * short takes several jobs per claim yet never runs two handlers at once; with `claimAhead:
  * false` it takes one per claim. Jobs held ahead behind a handler that runs long go back to the
  * queue, their attempt given back, and another worker runs them; a drain gives them back at
- * once rather than after the running handler.
+ * once rather than after the running handler. A queue with flow-control settings is never
+ * claimed ahead.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -153,6 +154,34 @@ describe('claiming ahead on PostgreSQL', () => {
         queues: 'q',
         concurrency: 1,
         claimAhead: false,
+        handler: async () => {
+          done++;
+        },
+      });
+      await worker.start();
+      try {
+        await waitFor('every job ran', () => done === 60);
+      } finally {
+        await worker.stop();
+      }
+      assert.ok(
+        claims.every((c) => c.limit === 1 && c.steps.length <= 1),
+        `claims asked ${[...new Set(claims.map((c) => c.limit))].join(',')}`,
+      );
+    }));
+
+  it('never claims ahead for a queue with flow-control settings', () =>
+    withSchema('claim ahead limited', async (schema) => {
+      const { wrapped, claims } = recorded(await schema.engine());
+      const lh = Leasehold.fromEngine(wrapped);
+      const queue = lh.queue('q');
+      // A limit the worker cannot reach: only the settings' presence counts.
+      await queue.configure({ concurrency: 50 });
+      await queue.enqueueMany(Array.from({ length: 60 }, () => ({ payload: { step: 'quick' } })));
+      let done = 0;
+      const worker = lh.worker({
+        queues: 'q',
+        concurrency: 1,
         handler: async () => {
           done++;
         },
