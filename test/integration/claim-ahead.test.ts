@@ -74,6 +74,35 @@ function blockingWorker(lh: Leasehold, ran: { worker: string; step: Step }[], na
   return { worker, blocked: blocked.promise, release: release.resolve };
 }
 
+/** Enqueues 60 quick jobs and drains them with a worker of concurrency 1 and `options`. */
+async function drainOneAtATime(lh: Leasehold, options: { claimAhead?: boolean }): Promise<void> {
+  await lh
+    .queue('q')
+    .enqueueMany(Array.from({ length: 60 }, () => ({ payload: { step: 'quick' } })));
+  let done = 0;
+  const worker = lh.worker({
+    queues: 'q',
+    concurrency: 1,
+    ...options,
+    handler: async () => {
+      done++;
+    },
+  });
+  await worker.start();
+  try {
+    await waitFor('every job ran', () => done === 60);
+  } finally {
+    await worker.stop();
+  }
+}
+
+function assertOneJobPerClaim(claims: readonly { limit: number; steps: Step[] }[]): void {
+  assert.ok(
+    claims.every((c) => c.limit === 1 && c.steps.length <= 1),
+    `claims asked ${[...new Set(claims.map((c) => c.limit))].join(',')}`,
+  );
+}
+
 /**
  * The system clock, except that while `holding` the timers of exactly AHEAD_WAIT_MS never
  * fire: the wait of a job held ahead cannot end it, so only a drain can give it back.
@@ -145,57 +174,18 @@ describe('claiming ahead on PostgreSQL', () => {
   it('with claimAhead false takes one job per claim at concurrency 1', () =>
     withSchema('claim ahead off', async (schema) => {
       const { wrapped, claims } = recorded(await schema.engine());
-      const lh = Leasehold.fromEngine(wrapped);
-      await lh
-        .queue('q')
-        .enqueueMany(Array.from({ length: 60 }, () => ({ payload: { step: 'quick' } })));
-      let done = 0;
-      const worker = lh.worker({
-        queues: 'q',
-        concurrency: 1,
-        claimAhead: false,
-        handler: async () => {
-          done++;
-        },
-      });
-      await worker.start();
-      try {
-        await waitFor('every job ran', () => done === 60);
-      } finally {
-        await worker.stop();
-      }
-      assert.ok(
-        claims.every((c) => c.limit === 1 && c.steps.length <= 1),
-        `claims asked ${[...new Set(claims.map((c) => c.limit))].join(',')}`,
-      );
+      await drainOneAtATime(Leasehold.fromEngine(wrapped), { claimAhead: false });
+      assertOneJobPerClaim(claims);
     }));
 
   it('never claims ahead for a queue with flow-control settings', () =>
     withSchema('claim ahead limited', async (schema) => {
       const { wrapped, claims } = recorded(await schema.engine());
       const lh = Leasehold.fromEngine(wrapped);
-      const queue = lh.queue('q');
       // A limit the worker cannot reach: only the settings' presence counts.
-      await queue.configure({ concurrency: 50 });
-      await queue.enqueueMany(Array.from({ length: 60 }, () => ({ payload: { step: 'quick' } })));
-      let done = 0;
-      const worker = lh.worker({
-        queues: 'q',
-        concurrency: 1,
-        handler: async () => {
-          done++;
-        },
-      });
-      await worker.start();
-      try {
-        await waitFor('every job ran', () => done === 60);
-      } finally {
-        await worker.stop();
-      }
-      assert.ok(
-        claims.every((c) => c.limit === 1 && c.steps.length <= 1),
-        `claims asked ${[...new Set(claims.map((c) => c.limit))].join(',')}`,
-      );
+      await lh.queue('q').configure({ concurrency: 50 });
+      await drainOneAtATime(lh, {});
+      assertOneJobPerClaim(claims);
     }));
 
   it('gives jobs held behind a long handler back, their attempt given back, to another worker', () =>
