@@ -27,30 +27,6 @@ const SEPARATE_SUITES = [
   'test/conformance/postgres-transaction-pooling.test.ts',
 ];
 
-/**
- * Files that took 20 s or more in a clean-clone run (2026-12-06), started first in their phase:
- * the phases are CPU-bound on two cores, and a long file started last ran alone at the end
- * while the other slots idled (decision 0278). Missing or renamed files are simply not found.
- */
-const LONGEST_FIRST = [
-  'test/conformance/postgres.test.ts',
-  'test/service/fuzz.test.ts',
-  'test/service/leases.test.ts',
-  'test/service/tasks.test.ts',
-  'test/integration/terminated-backends.test.ts',
-  'test/integration/semaphore-race.test.ts',
-  'test/integration/epoch-tokens.test.ts',
-  'test/chaos/chaos-run.test.ts',
-  'test/cli/errors.test.ts',
-  'test/browser/dashboard.test.ts',
-  'test/processes/queue-faults.test.ts',
-  'test/processes/schedules.test.ts',
-];
-const startRank = (f: string): number => {
-  const rank = LONGEST_FIRST.indexOf(f);
-  return rank === -1 ? LONGEST_FIRST.length : rank;
-};
-
 function findTests(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
     const path = join(dir, entry);
@@ -76,7 +52,7 @@ const files = findTests(join(root, 'test'))
       ? !SEPARATE_SUITES.some((prefix) => f.startsWith(prefix))
       : filters.some((needle) => f.includes(needle)),
   )
-  .sort((a, b) => startRank(a) - startRank(b) || a.localeCompare(b));
+  .sort();
 if (files.length === 0) {
   console.error(`no test files match ${filters.join(', ')}`);
   process.exit(1);
