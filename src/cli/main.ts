@@ -5,19 +5,39 @@
  */
 import { Command, CommanderError } from 'commander';
 import { isLeaseholdError } from '../core/errors.js';
-import { registerBench } from './commands/bench.js';
-import { registerDemo } from './commands/demo.js';
-import { registerMigrate } from './commands/migrate.js';
-import { registerServe } from './commands/serve.js';
-import { registerGenerate } from './commands/generate.js';
-import { registerJobs } from './commands/jobs.js';
-import { registerLeases } from './commands/leases.js';
-import { registerQueues } from './commands/queues.js';
-import { registerStatus } from './commands/status.js';
-import { registerWorker } from './commands/worker.js';
 import type { CliContext } from './context.js';
 
-export function buildProgram(ctx: CliContext): Command {
+type Register = (program: Command, ctx: CliContext) => void;
+
+/**
+ * Each command's module, loaded only when needed: most of the CLI's start-up was loading every
+ * command (the HTTP service and the demo with fastify among them) to run one. A run naming a
+ * command loads that command alone; anything else (no command, `--help`, a mistyped name, which
+ * commander answers with the whole list) loads them all. Listed in the order help shows them.
+ */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  demo: async () => (await import('./commands/demo.js')).registerDemo,
+  migrate: async () => (await import('./commands/migrate.js')).registerMigrate,
+  serve: async () => (await import('./commands/serve.js')).registerServe,
+  worker: async () => (await import('./commands/worker.js')).registerWorker,
+  generate: async () => (await import('./commands/generate.js')).registerGenerate,
+  leases: async () => (await import('./commands/leases.js')).registerLeases,
+  jobs: async () => (await import('./commands/jobs.js')).registerJobs,
+  queues: async () => (await import('./commands/queues.js')).registerQueues,
+  status: async () => (await import('./commands/status.js')).registerStatus,
+  bench: async () => (await import('./commands/bench.js')).registerBench,
+};
+
+/** The commands a run of `argv` needs: the one it names, or every one. */
+function commandsFor(argv: readonly string[]): string[] {
+  const first = argv[0];
+  return first !== undefined && Object.hasOwn(COMMANDS, first) ? [first] : Object.keys(COMMANDS);
+}
+
+export async function buildProgram(
+  ctx: CliContext,
+  argv: readonly string[] = [],
+): Promise<Command> {
   const program = new Command('leasehold')
     .description(
       'leases with fencing tokens, locks, leader election and a work queue on PostgreSQL',
@@ -30,23 +50,15 @@ export function buildProgram(ctx: CliContext): Command {
       // shape: `leasehold: invalid_argument: <message>`.
       outputError: (s, write) => write(`leasehold: invalid_argument: ${s.replace(/^error: /, '')}`),
     });
-  registerDemo(program, ctx);
-  registerMigrate(program, ctx);
-  registerServe(program, ctx);
-  registerWorker(program, ctx);
-  registerGenerate(program, ctx);
-  registerLeases(program, ctx);
-  registerJobs(program, ctx);
-  registerQueues(program, ctx);
-  registerStatus(program, ctx);
-  registerBench(program, ctx);
+  const registers = await Promise.all(commandsFor(argv).map((name) => COMMANDS[name]!()));
+  for (const register of registers) register(program, ctx);
   for (const command of program.commands) command.exitOverride();
   return program;
 }
 
 export async function runCli(argv: string[], ctx: CliContext): Promise<number> {
   try {
-    await buildProgram(ctx).parseAsync(argv, { from: 'user' });
+    await (await buildProgram(ctx, argv)).parseAsync(argv, { from: 'user' });
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
