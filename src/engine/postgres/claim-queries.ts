@@ -59,13 +59,6 @@ const CLAIM_RETURNING = JOB_COLUMNS.map((c) =>
 ).join(', ');
 
 /**
- * How long a limited claim's transaction may sit idle between its statements. Normally a round
- * trip; a claimer stopped there (a paused process) holds its queues' lock, and every other
- * claimer of those queues waits until the server ends its session after this long.
- */
-export const CLAIM_LOCK_IDLE_MS = 2_000;
-
-/**
  * The claim's lower bound on `available_at` ($7, JobClaimParams.availableWithinMs; NULL: none).
  * As an index condition it lets PostgreSQL 18's skip scan start each priority's part of
  * `jobs_claim` at the bound, past the entries of jobs claimed or deleted since the last vacuum
@@ -76,11 +69,8 @@ const AVAILABLE_FROM = `(SELECT CASE WHEN $7::float8 IS NULL THEN '-infinity'::t
 
 export function claimQueries(s: string): ClaimQueries {
   return {
-    // The first statement of a limited claim's transaction (decision 0253). $1 queues text[],
-    // $2 the idle limit in ms. Locks the queues' settings rows FOR UPDATE in name order (two
-    // claimers of overlapping lists take them in the same order, so they cannot deadlock), so
-    // limited claims of a queue run one at a time, each on a snapshot taken after the one
-    // before committed; and sets the transaction's idle limit (CLAIM_LOCK_IDLE_MS).
+    // The plain claim, for queues without settings (JobClaimLimited below serialises the claims
+    // of a limited queue on its settings row, decision 0253).
     // $1 queues text[] (distinct), $2 worker id, $3 limit, $4 lease ttl ms, $5 now, $6 the
     // types to claim (text[], NULL: any; JobClaimParams.types), $7 available within ms (NULL:
     // any; AVAILABLE_FROM).
