@@ -5,7 +5,7 @@
 // scratch working directory, so its `.leasehold/pg` cluster is this test's own.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,27 +14,12 @@ import { fileURLToPath } from 'node:url';
 import { startEmbeddedPostgres } from '../../src/embedded/embedded-postgres.js';
 import { Leasehold } from '../../src/leasehold.js';
 import { waitFor, within } from '../support/wait.js';
-import { isAlive, liveProcessesInGroup } from '../support/pids.js';
+import { isAlive, liveProcessesInGroup, processesMentioning } from '../support/pids.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // Resolved here: `--import tsx` would be looked up from the scratch directory.
 const TSX_LOADER = import.meta.resolve('tsx');
 const CLI_ENTRY = join(ROOT, 'src/cli/main.ts');
-
-/** Live processes whose command line mentions `text` (the scratch directory). */
-function processesMentioning(text: string): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (cmdline.includes(text)) found.push(`${entry}: ${cmdline.trim()}`);
-    } catch {
-      // gone between the listing and the read
-    }
-  }
-  return found;
-}
 
 /** Lines a clean stop must not print: failures, errors, stack frames, pino error levels. */
 const ERROR_LINE =
