@@ -13,7 +13,7 @@ import {
   WaitTimeoutError,
   isLeaseholdError,
 } from '../core/errors.js';
-import type { Job, JobExplanation, QueueSettings } from '../core/types.js';
+import type { JobExplanation, QueueSettings } from '../core/types.js';
 import type { CallerTransaction, Engine } from '../engine/engine.js';
 import { requireName, requireSafeInteger } from '../core/validate.js';
 import type { EnqueueOutcome, JobSpec } from '../engine/jobs.js';
@@ -21,6 +21,7 @@ import type { FlowOutcome } from '../engine/flows.js';
 import { Coalescer } from '../runtime/coalescer.js';
 import { mapLimited } from '../runtime/map-limited.js';
 import { toJobSpec, type EnqueueOptions } from './enqueue-options.js';
+import { toEnqueuedJob, type EnqueuedJob } from './enqueued-job.js';
 import { toSettingsChange, type QueueConfiguration } from './queue-settings.js';
 import type { Message } from './message.js';
 import {
@@ -52,12 +53,7 @@ import {
   type TryReceiveOptions,
 } from './receive-options.js';
 
-/**
- * A job as enqueue returns it: `created` is false when a live job with the same key existed;
- * `replaced` is true when that job was pending and `onConflict: 'replace'` (or `debounce`)
- * overwrote it.
- */
-export type EnqueuedJob = Job & { readonly created: boolean; readonly replaced: boolean };
+export type { EnqueuedJob } from './enqueued-job.js';
 
 export interface BulkJob {
   payload: unknown;
@@ -147,7 +143,7 @@ export class Queue {
     const outcome = tx
       ? (await this.engine.jobEnqueue({ jobs: [spec], tx }))[0]!
       : await this.singles.run(spec);
-    return { ...outcome.job, created: outcome.created, replaced: outcome.replaced };
+    return toEnqueuedJob(outcome);
   }
 
   /**
@@ -199,8 +195,7 @@ export class Queue {
       (batch) => this.engine.jobEnqueue({ jobs: batch, ...(tx ? { tx } : {}) }),
     );
     const out: EnqueuedJob[] = [];
-    for (const outcomes of answers)
-      for (const o of outcomes) out.push({ ...o.job, created: o.created, replaced: o.replaced });
+    for (const outcomes of answers) for (const o of outcomes) out.push(toEnqueuedJob(o));
     return out;
   }
 
