@@ -29,6 +29,30 @@ function acks(proc: CliProcess, kind: 'acked' | 'refused' | 'received'): AckEven
     .filter((e) => e.event === kind);
 }
 
+/**
+ * SIGSTOPs `proc` right after it starts on a message, and again until the database shows its
+ * receiver holding at least two messages (processing, claimed by the receiver of the message it
+ * just printed). It acks one at a time, so at most one of them can have its ack in flight: the
+ * other is acked only after the visibility has passed. Stopped on the last message of a batch,
+ * it could hold nothing unacked, and the test then failed with no late ack to refuse.
+ */
+async function freezeHoldingMessages(lh: Leasehold, proc: CliProcess): Promise<void> {
+  for (let tries = 1; ; tries++) {
+    const seen = acks(proc, 'received').length;
+    await waitFor('a message started', () => acks(proc, 'received').length > seen, {
+      timeoutMs: EVENT_TIMEOUT_MS,
+    });
+    proc.kill('SIGSTOP');
+    const started = acks(proc, 'received').at(-1)!;
+    const jobs = await lh.engine.jobList({ queue: 'pull', limit: 2 * MESSAGES, offset: 0 });
+    const receiver = jobs.find((j) => j.id === started.id)?.claimedBy;
+    const held = jobs.filter((j) => j.status === 'processing' && j.claimedBy === receiver);
+    if (receiver && held.length >= 2) return;
+    proc.kill('SIGCONT');
+    assert.ok(tries < 10, `stopped ${tries} times, never holding two messages`);
+  }
+}
+
 describe('pull consumers across processes', () => {
   it('acks every message exactly once by a valid token through a SIGKILL and a SIGSTOP past the visibility', () =>
     withSchema('pull consumers', async (ctx) => {
@@ -60,8 +84,7 @@ describe('pull consumers across processes', () => {
         });
         await killed.waitForLine(/"event":"received"/, EVENT_TIMEOUT_MS);
         killed.kill('SIGKILL');
-        await frozen.waitForLine(/"event":"received"/, EVENT_TIMEOUT_MS);
-        frozen.kill('SIGSTOP');
+        await freezeHoldingMessages(lh, frozen);
         const frozenAt = Date.now();
         // Frozen until its messages' visibility has passed and others have taken them.
         await waitFor(
