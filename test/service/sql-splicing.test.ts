@@ -117,6 +117,9 @@ const ALLOWED_NAMES = new Set([
   // job-tallies-sql.ts and postgres-trends.ts (decision 0270): a CTE's name, a rank expression
   'deleted',
   'rank',
+  // job-queries.ts (decision 0281): a batch's key and ordinal, read from its `$3`
+  'REF_KEY',
+  'ORDINAL',
 ]);
 const ALLOWED_HELPERS = new Set([
   'CLOCK',
@@ -162,6 +165,9 @@ const ALLOWED_HELPERS = new Set([
   'PICKUP_BUCKET',
   'BUCKET_VALUE',
   'WEIGHTED_PERCENTILE',
+  // job-queries.ts (decision 0281): the n-th value of a job's entry in `$3`, n a literal
+  'refText',
+  'refJson',
 ]);
 
 export interface Splice {

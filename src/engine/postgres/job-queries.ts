@@ -19,16 +19,32 @@ import {
 } from './job-sql.js';
 
 /**
- * The job is owned by the caller: right worker, right term, still processing. "Processing" is
- * written `lease_expires_at IS NOT NULL` (the same thing, by a CHECK of the table) on purpose:
- * `status = 'processing'` would let the planner scan the whole `jobs_rescue` index instead of
- * looking the ids up (it did, measured: 10 ms with 10k jobs in flight, against 0.1 ms). No
- * extra `id = ANY($2)`: with it, the generic plan of the named statement (used from its sixth
- * run on) became a nested loop re-scanning the unnest per row, O(n²): 100 ms to complete 500
- * jobs instead of 15 (measured with the queue benchmark's probe).
+ * The leases a batch names, and the job is owned by the caller: right worker, right term, still
+ * processing. `$2` is the batch's ids (bigint[]), `$3` a jsonb object keyed `"<id>.<generation>"`
+ * whose value is `[ordinal, …the job's own values]` (refs-sql in postgres-jobs.ts builds both).
+ *
+ * One table, no join (decision 0281): the ids are an index condition, so whatever plan the
+ * planner picks reads only the batch's rows; the generation is looked up in the object (a binary
+ * search on its keys) instead of joined from an unnest. The join it replaces let the planner put
+ * `jobs` on the outside of a nested loop whenever it believed the table tiny (a generic plan made
+ * in a fresh table's first seconds, or statistics taken while few jobs were processing), and
+ * rescan the unnest for every row of a full scan of `jobs`: 7.6 s to complete 1,000 jobs in a
+ * sustained run, each flush slower than the last as completions piled up.
+ *
+ * "Processing" is written `lease_expires_at IS NOT NULL` (the same thing, by a CHECK of the
+ * table) on purpose: `status = 'processing'` would let the planner scan the whole `jobs_rescue`
+ * index instead of looking the ids up (measured: 10 ms with 10k jobs in flight, against 0.1 ms).
  */
-const OWNED = `j.id = r.id AND j.generation = r.generation
+const REF_KEY = `(j.id::text || '.' || j.generation::text)`;
+const OWNED = `j.id = ANY($2::bigint[]) AND $3::jsonb ? ${REF_KEY}
   AND j.claimed_by = $1 AND j.lease_expires_at IS NOT NULL`;
+/** The `i`th value of the job's entry in `$3` (0: its ordinal), as text. */
+const refText = (i: number): string => `($3::jsonb -> ${REF_KEY} ->> ${i})`;
+/** The `i`th value of the job's entry in `$3`, as jsonb. */
+const refJson = (i: number): string => `($3::jsonb -> ${REF_KEY} -> ${i})`;
+const ORDINAL = `${refText(0)}::integer AS o`;
+/** JobFail's `final` flag of the job. */
+const FINAL = `${refText(3)}::boolean`;
 
 export interface JobQueries {
   JobRenewLeases: string;
@@ -41,98 +57,96 @@ export interface JobQueries {
 
 export function jobQueries(s: string): JobQueries {
   return {
-    // $1 worker id, $2 ids bigint[], $3 generations bigint[], $4 ordinals int[], $5 ttl ms, $6 now
-    JobRenewLeases: `${CLOCK('$6')},
+    // $1 worker id, $2 ids bigint[], $3 refs jsonb ({"id.generation": [ordinal]}), $4 ttl ms, $5 now
+    JobRenewLeases: `${CLOCK('$5')},
       renewed AS (
-        UPDATE ${s}.jobs j SET lease_expires_at = clock.now + $5::float8 ${MS}, updated_at = clock.now,
+        UPDATE ${s}.jobs j SET lease_expires_at = clock.now + $4::float8 ${MS}, updated_at = clock.now,
           renewals = j.renewals + 1, renewed_at = clock.now
-        FROM unnest($2::bigint[], $3::bigint[], $4::integer[]) AS r(id, generation, o), clock
+        FROM clock
         WHERE ${OWNED} AND j.lease_expires_at > clock.now
-        RETURNING j.id, j.lease_expires_at, r.o
+        RETURNING j.id, j.lease_expires_at, ${ORDINAL}
       )
       SELECT id, lease_expires_at FROM renewed ORDER BY o`,
 
-    // $1 worker id, $2 ids, $3 generations, $4 progress jsonb[], $5 ordinals, $6 now.
+    // $1 worker id, $2 ids, $3 refs ({"id.generation": [ordinal, progress]}), $4 now.
     // Fenced like a renewal: a lease that has run out may be rescued any moment.
-    JobProgress: `${CLOCK('$6')},
+    JobProgress: `${CLOCK('$4')},
       reported AS (
-        UPDATE ${s}.jobs j SET progress = r.progress, updated_at = clock.now
-        FROM unnest($2::bigint[], $3::bigint[], $4::jsonb[], $5::integer[]) AS r(id, generation, progress, o), clock
+        UPDATE ${s}.jobs j SET progress = ${refJson(1)}, updated_at = clock.now
+        FROM clock
         WHERE ${OWNED} AND j.lease_expires_at > clock.now
-        RETURNING j.id, r.o
+        RETURNING j.id, ${ORDINAL}
       )
       SELECT id FROM reported ORDER BY o`,
 
-    // $1 worker id, $2 ids, $3 generations, $4 results jsonb[], $5 ordinals, $6 now, $7 channel.
+    // $1 worker id, $2 ids, $3 refs ({"id.generation": [ordinal, result]}), $4 now, $5 channel.
     // No expiry test: while the generation is unchanged nobody else has claimed the job.
-    JobComplete: `${CLOCK('$6')},
+    JobComplete: `${CLOCK('$4')},
       done AS (
         UPDATE ${s}.jobs j SET
-          status = 'completed', result = r.result, finished_at = clock.now,
+          status = 'completed', result = ${refJson(1)}, finished_at = clock.now,
           lease_expires_at = NULL, updated_at = clock.now
-        FROM unnest($2::bigint[], $3::bigint[], $4::jsonb[], $5::integer[]) AS r(id, generation, result, o), clock
+        FROM clock
         WHERE ${OWNED}
-        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited, r.o, ${flowReturning('j')}
+        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited, ${ORDINAL}, ${flowReturning('j')}
       ),
-      ${notified('$7', 'done', SLOT_FREED)},
-      ${finishedNotified('$7', 'done')},
+      ${notified('$5', 'done', SLOT_FREED)},
+      ${finishedNotified('$5', 'done')},
       ${flowSettled(s, 'done', "'completed'")}
       SELECT d.id FROM done d, notified, finished_notified, flow_settled ORDER BY d.o`,
 
     // JobComplete for a worker with `removeOnComplete`: the same guard, the row deleted. $1 worker
-    // id, $2 ids, $3 generations, $4 ordinals, $5 now, $6 channel. A DELETE writes no new row
-    // version and no index entries: about half the WAL of an UPDATE to completed. What the
-    // trends would have read from the row is tallied instead (decision 0270).
-    JobCompleteRemove: `${CLOCK('$5')},
+    // id, $2 ids, $3 refs ({"id.generation": [ordinal]}), $4 now, $5 channel. A DELETE writes no
+    // new row version and no index entries: about half the WAL of an UPDATE to completed. What
+    // the trends would have read from the row is tallied instead (decision 0270).
+    JobCompleteRemove: `${CLOCK('$4')},
       done AS (
         DELETE FROM ${s}.jobs j
-        USING unnest($2::bigint[], $3::bigint[], $4::integer[]) AS r(id, generation, o)
         WHERE ${OWNED}
-        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited, r.o, ${flowReturning('j')},
+        RETURNING j.id, j.queue, j.partition_key, j.slot, j.waited, ${ORDINAL}, ${flowReturning('j')},
           j.claimed_at, j.available_at, j.errors
       ),
       ${tallyRemoved(s, 'done')},
-      ${notified('$6', 'done', SLOT_FREED)},
-      ${finishedNotified('$6', 'done')},
+      ${notified('$5', 'done', SLOT_FREED)},
+      ${finishedNotified('$5', 'done')},
       ${flowSettled(s, 'done', "'completed'")}
       SELECT d.id FROM done d, notified, finished_notified, flow_settled ORDER BY d.o`,
 
-    // $1 worker id, $2 ids, $3 generations, $4 errors text[], $5 retry delays ms float8[],
-    // $6 final boolean[], $7 ordinals, $8 now, $9 channel
-    JobFail: `${CLOCK('$8')},
+    // $1 worker id, $2 ids, $3 refs ({"id.generation": [ordinal, error, retry delay ms, final]}),
+    // $4 now, $5 channel
+    JobFail: `${CLOCK('$4')},
       failed AS (
         UPDATE ${s}.jobs j SET
-          status           = CASE WHEN r.final OR j.attempts >= j.max_attempts THEN 'dead' ELSE 'pending' END,
-          available_at     = CASE WHEN r.final OR j.attempts >= j.max_attempts THEN j.available_at
-                                  ELSE clock.now + greatest(r.delay_ms, 0) ${MS} END,
-          finished_at      = CASE WHEN r.final OR j.attempts >= j.max_attempts THEN clock.now END,
+          status           = CASE WHEN ${FINAL} OR j.attempts >= j.max_attempts THEN 'dead' ELSE 'pending' END,
+          available_at     = CASE WHEN ${FINAL} OR j.attempts >= j.max_attempts THEN j.available_at
+                                  ELSE clock.now + greatest(${refText(2)}::float8, 0) ${MS} END,
+          finished_at      = CASE WHEN ${FINAL} OR j.attempts >= j.max_attempts THEN clock.now END,
           lease_expires_at = NULL,
-          last_error       = r.error,
-          errors           = ${appendError('r.error')},
+          last_error       = ${refText(1)},
+          errors           = ${appendError(refText(1))},
           updated_at       = clock.now
-        FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::float8[], $6::boolean[], $7::integer[])
-          AS r(id, generation, error, delay_ms, final, o), clock
+        FROM clock
         WHERE ${OWNED}
         RETURNING j.id, j.queue, j.status, j.partition_key, j.slot, j.waited,
-          j.available_at <= clock.now AS ready, r.o, ${flowReturning('j')}
+          j.available_at <= clock.now AS ready, ${ORDINAL}, ${flowReturning('j')}
       ),
-      ${notified('$9', 'failed', READY_OR_PARTITION_FREED)},
-      ${finishedNotified('$9', 'failed', "status = 'dead'")},
+      ${notified('$5', 'failed', READY_OR_PARTITION_FREED)},
+      ${finishedNotified('$5', 'failed', "status = 'dead'")},
       ${flowSettled(s, 'failed', DEAD_OUTCOME)}
       SELECT f.id, f.status FROM failed f, notified, finished_notified, flow_settled ORDER BY f.o`,
 
-    // $1 worker id, $2 ids, $3 generations, $4 ordinals, $5 now, $6 channel.
+    // $1 worker id, $2 ids, $3 refs ({"id.generation": [ordinal]}), $4 now, $5 channel.
     // The attempt is given back: a drain is not the job's fault.
-    JobHandBack: `${CLOCK('$5')},
+    JobHandBack: `${CLOCK('$4')},
       handed AS (
         UPDATE ${s}.jobs j SET
           status = 'pending', available_at = clock.now, attempts = greatest(j.attempts - 1, 0),
           lease_expires_at = NULL, updated_at = clock.now
-        FROM unnest($2::bigint[], $3::bigint[], $4::integer[]) AS r(id, generation, o), clock
+        FROM clock
         WHERE ${OWNED}
-        RETURNING j.id, j.queue, r.o
+        RETURNING j.id, j.queue, ${ORDINAL}
       ),
-      ${notified('$6', 'handed')}
+      ${notified('$5', 'handed')}
       SELECT h.id FROM handed h, notified ORDER BY h.o`,
   };
 }

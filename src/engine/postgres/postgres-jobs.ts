@@ -125,17 +125,10 @@ export class PostgresJobs implements JobOperations {
   async jobRenewLeases(p: JobRenewParams): Promise<JobRenewed[]> {
     const batch = refBatch(p.jobs);
     if (batch.refs.length === 0) return this.ctx.emptyAnswer([]);
-    const rows = await this.ctx.query<{ id: string; lease_expires_at: Date }>(
+    const rows = await this.ctx.queryPlannedPerCall<{ id: string; lease_expires_at: Date }>(
       'JobRenewLeases',
       this.sql.JobRenewLeases,
-      [
-        p.workerId,
-        batch.ids,
-        batch.generations,
-        batch.ordinals,
-        p.leaseTtlMs,
-        this.ctx.pinnedNow(),
-      ],
+      [p.workerId, batch.ids, refsParam(batch), p.leaseTtlMs, this.ctx.pinnedNow()],
     );
     return rows.map((row) => ({
       id: toSafeInteger(row.id, 'jobs.id'),
@@ -146,42 +139,30 @@ export class PostgresJobs implements JobOperations {
   async jobProgress(p: JobProgressParams): Promise<number[]> {
     const batch = refBatch(p.jobs);
     if (batch.refs.length === 0) return this.ctx.emptyAnswer([]);
-    const rows = await this.ctx.query<{ id: string }>('JobProgress', this.sql.JobProgress, [
-      p.workerId,
-      batch.ids,
-      batch.generations,
-      batch.refs.map((r) => jsonText(r.ref.progress)),
-      batch.ordinals,
-      this.ctx.pinnedNow(),
-    ]);
+    const rows = await this.ctx.queryPlannedPerCall<{ id: string }>(
+      'JobProgress',
+      this.sql.JobProgress,
+      [p.workerId, batch.ids, refsParam(batch, (ref) => [ref.progress]), this.ctx.pinnedNow()],
+    );
     return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
   }
 
   async jobComplete(p: JobCompleteParams): Promise<number[]> {
     const batch = refBatch(p.jobs);
     if (batch.refs.length === 0) return this.ctx.emptyAnswer([]);
-    const { ids, generations, ordinals } = batch;
     const [now, channel] = [this.ctx.pinnedNow(), this.ctx.notifyChannel];
     // A removed job's result is not kept, so it is not sent either.
     const rows = p.remove
-      ? await this.ctx.query<{ id: string }>(
+      ? await this.ctx.queryPlannedPerCall<{ id: string }>(
           'JobCompleteRemove',
           this.sql.JobCompleteRemove,
-          [p.workerId, ids, generations, ordinals, now, channel],
+          [p.workerId, batch.ids, refsParam(batch), now, channel],
           p.tx,
         )
-      : await this.ctx.query<{ id: string }>(
+      : await this.ctx.queryPlannedPerCall<{ id: string }>(
           'JobComplete',
           this.sql.JobComplete,
-          [
-            p.workerId,
-            ids,
-            generations,
-            batch.refs.map((r) => jsonText(r.ref.result)),
-            ordinals,
-            now,
-            channel,
-          ],
+          [p.workerId, batch.ids, refsParam(batch, (ref) => [ref.result]), now, channel],
           p.tx,
         );
     return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
@@ -189,22 +170,12 @@ export class PostgresJobs implements JobOperations {
 
   async jobFail(p: JobFailParams): Promise<JobFailOutcome[]> {
     const batch = refBatch(p.jobs);
-    const { refs } = batch;
-    if (refs.length === 0) return this.ctx.emptyAnswer([]);
-    const rows = await this.ctx.query<{ id: string; status: 'pending' | 'dead' }>(
+    if (batch.refs.length === 0) return this.ctx.emptyAnswer([]);
+    const refs = refsParam(batch, (ref) => [ref.error, ref.retryDelayMs, ref.final === true]);
+    const rows = await this.ctx.queryPlannedPerCall<{ id: string; status: 'pending' | 'dead' }>(
       'JobFail',
       this.sql.JobFail,
-      [
-        p.workerId,
-        batch.ids,
-        batch.generations,
-        refs.map((r) => r.ref.error),
-        refs.map((r) => r.ref.retryDelayMs),
-        refs.map((r) => r.ref.final === true),
-        batch.ordinals,
-        this.ctx.pinnedNow(),
-        this.ctx.notifyChannel,
-      ],
+      [p.workerId, batch.ids, refs, this.ctx.pinnedNow(), this.ctx.notifyChannel],
     );
     return rows.map((row) => ({
       id: toSafeInteger(row.id, 'jobs.id'),
@@ -215,37 +186,26 @@ export class PostgresJobs implements JobOperations {
   async jobHandBack(p: { workerId: string; jobs: readonly JobLeaseRef[] }): Promise<number[]> {
     const batch = refBatch(p.jobs);
     if (batch.refs.length === 0) return this.ctx.emptyAnswer([]);
-    const rows = await this.ctx.query<{ id: string }>('JobHandBack', this.sql.JobHandBack, [
-      p.workerId,
-      batch.ids,
-      batch.generations,
-      batch.ordinals,
-      this.ctx.pinnedNow(),
-      this.ctx.notifyChannel,
-    ]);
+    const rows = await this.ctx.queryPlannedPerCall<{ id: string }>(
+      'JobHandBack',
+      this.sql.JobHandBack,
+      [p.workerId, batch.ids, refsParam(batch), this.ctx.pinnedNow(), this.ctx.notifyChannel],
+    );
     return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
   }
 }
 
-/** A JSON value as text for a jsonb[] parameter; undefined (and functions) become null. */
-function jsonText(value: unknown): string {
-  return JSON.stringify(value ?? null) ?? 'null';
-}
-
-/** A batch's distinct leases in lock order, and the array parameters that carry them. */
+/** A batch's distinct leases in lock order, and its ids as the array parameter `$2`. */
 interface RefBatch<R extends JobLeaseRef> {
   refs: { ref: R; o: number }[];
   ids: string;
-  generations: string;
-  /** Each lease's position in the caller's list, to answer in that order. */
-  ordinals: string;
 }
 
 /**
  * The distinct (id, generation) pairs of `list`, the first of each kept with its ordinal so the
- * answer keeps input order, sorted by id (so concurrent batches lock rows in one order and cannot
- * deadlock each other), with their ids, generations and ordinals as array literals (`{1,2,3}`): node-postgres would quote and escape each element
- * of a JavaScript array, and a flush carries thousands.
+ * answer keeps input order, sorted by id (so that a plan reading the ids in index order locks
+ * rows in one order), with their ids as an array literal (`{1,2,3}`): node-postgres would quote
+ * and escape each element of a JavaScript array, and a flush carries thousands.
  */
 function refBatch<R extends JobLeaseRef>(list: readonly R[]): RefBatch<R> {
   const sorted = list
@@ -257,12 +217,22 @@ function refBatch<R extends JobLeaseRef>(list: readonly R[]): RefBatch<R> {
       r.ref.id !== sorted[i - 1]!.ref.id ||
       r.ref.generation !== sorted[i - 1]!.ref.generation,
   );
-  return {
-    refs,
-    ids: integerArray(refs.map((r) => r.ref.id)),
-    generations: integerArray(refs.map((r) => r.ref.generation)),
-    ordinals: integerArray(refs.map((r) => r.o)),
-  };
+  return { refs, ids: integerArray(refs.map((r) => r.ref.id)) };
+}
+
+/**
+ * The statements' `$3` (job-queries.ts, OWNED): a JSON object keyed `"<id>.<generation>"`,
+ * each value the lease's ordinal and then `values(ref)`. JSON turns undefined (and functions)
+ * into null, as a job's result or progress is stored.
+ */
+function refsParam<R extends JobLeaseRef>(
+  batch: RefBatch<R>,
+  values?: (ref: R) => unknown[],
+): string {
+  const out: Record<string, unknown[]> = {};
+  for (const { ref, o } of batch.refs)
+    out[`${ref.id}.${ref.generation}`] = values ? [o, ...values(ref)] : [o];
+  return JSON.stringify(out);
 }
 
 /** What the database refuses when racing claimers would break a limit (claim-limits-sql.ts). */
