@@ -104,8 +104,8 @@ export class PgContext {
       }
       const config: pg.QueryConfig =
         prepared && this.statementPrefix
-        ? { name: this.statementPrefix + name, text, values, types: QUERY_TYPES }
-        : { text, values, types: QUERY_TYPES };
+          ? { name: this.statementPrefix + name, text, values, types: QUERY_TYPES }
+          : { text, values, types: QUERY_TYPES };
       const result = await this.pool.query<R>(config);
       return result.rows;
     } catch (error) {
