@@ -37,14 +37,16 @@ describe('the claim statement on PostgreSQL', () => {
         assert.equal(claimed, 40, 'every claim still comes back full');
         const { rows } = await pool.query<{ generic_plans: string; custom_plans: string }>(
           `SELECT generic_plans, custom_plans FROM pg_prepared_statements
-           WHERE name LIKE '%JobClaimBatch'`,
+           WHERE name LIKE '%JobClaimBatch.%' ORDER BY generic_plans + custom_plans DESC`,
         );
-        assert.equal(rows.length, 1);
+        // The statement is named after the jobs heap's size class (decision 0282): the first
+        // claim runs under the name of an empty heap, the rest under this table's (two pages).
+        assert.ok(rows.length >= 1 && rows.length <= 2, `claim statements: ${rows.length}`);
         const { generic_plans, custom_plans } = rows[0]!;
         // PostgreSQL plans a prepared statement's first five runs for their parameters, then
-        // compares; a claim that lost the comparison would show 30 custom plans here.
+        // compares; a claim that lost the comparison would show 29 custom plans here.
         assert.ok(Number(custom_plans) <= 5, `custom plans: ${custom_plans}`);
-        assert.ok(Number(generic_plans) >= 25, `generic plans: ${generic_plans}`);
+        assert.ok(Number(generic_plans) >= 24, `generic plans: ${generic_plans}`);
       } finally {
         await engine.close();
         await pool.end();

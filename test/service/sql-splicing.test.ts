@@ -168,6 +168,8 @@ const ALLOWED_HELPERS = new Set([
   // job-queries.ts (decision 0281): the n-th value of a job's entry in `$3`, n a literal
   'refText',
   'refJson',
+  // jobs-size-class.ts (decision 0282): the jobs heap's size, called with the schema only
+  'HEAP_BYTES',
 ]);
 
 export interface Splice {

@@ -2,7 +2,8 @@
  * The two claim statements of the job family (decision 0239): JobClaimBatch for queues without
  * settings, JobClaimLimited for queues with flow control (its fragments in claim-limits-sql.ts).
  * PostgresJobs chooses between them; both take the same parameters and answer the claimed jobs
- * followed by one column saying whether any of the claim's queues has settings.
+ * followed by two columns: whether any of the claim's queues has settings, and the size of the
+ * jobs heap in bytes (jobs-size-class.ts HEAP_BYTES, decision 0282).
  */
 import { DURABLE_CLOCK } from './durable-commit.js';
 import {
@@ -17,6 +18,7 @@ import {
   RATE_STARTS,
 } from './claim-limits-sql.js';
 import { EPOCH_CTE, NEXT_TERM, QUARANTINE_GATE } from './epoch-sql.js';
+import { HEAP_BYTES } from './jobs-size-class.js';
 import { JOB_COLUMNS, type JobColumn } from './job-sql.js';
 import { MS } from './sql-units.js';
 
@@ -109,7 +111,7 @@ export function claimQueries(s: string): ClaimQueries {
     JobClaimBatch: `${DURABLE_CLOCK('$5')}, ${EPOCH_CTE(s)},
       gate AS (SELECT ${QUARANTINE_GATE(s, 'true')} AS open, EXISTS (
           SELECT 1 FROM ${s}.queues qs WHERE qs.name IN (SELECT unnest((SELECT $1::text[])))
-        ) AS configured FROM clock, epoch),
+        ) AS configured, ${HEAP_BYTES(s)} FROM clock, epoch),
       ${BUSY_KEYS(s)},
       picked AS (
         SELECT c.id FROM unnest((SELECT $1::text[])) AS q(queue)
@@ -134,10 +136,12 @@ ${PARTITION_HEAD(s)}))
           slot             = NULL,
           key_slot         = 0
         FROM clock
+        -- By id: planned on a small table this is a sequential scan, which is why the
+        -- statement is named after the heap's size class (decision 0282).
         WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
         RETURNING ${CLAIM_RETURNING}
       )
-      SELECT c.*, g.configured FROM gate g LEFT JOIN claimed c ON true
+      SELECT c.*, g.configured, g.heap_bytes FROM gate g LEFT JOIN claimed c ON true
       ORDER BY c.priority DESC, c.available_at, c.id`,
 
     // The same claim for queues with settings (claim-limits-sql.ts, decision 0239): their
@@ -148,7 +152,7 @@ ${PARTITION_HEAD(s)}))
       ${CLAIM_LIMITS(s)},
       ${BUSY_KEYS_LIMITED(s)},
       gate AS (SELECT ${QUARANTINE_GATE(s, 'true')} AS open,
-        EXISTS (SELECT 1 FROM settings) AS configured FROM clock, epoch),
+        EXISTS (SELECT 1 FROM settings) AS configured, ${HEAP_BYTES(s)} FROM clock, epoch),
       picked AS (
         SELECT c.id, c.queue, c.partition_key, c.priority, c.available_at
         FROM limits w
@@ -196,7 +200,7 @@ ${PARTITION_HEAD(s)}))
         RETURNING ${CLAIM_RETURNING}
       ),
       ${RATE_STARTS(s)}
-      SELECT c.*, g.configured FROM gate g CROSS JOIN started LEFT JOIN claimed c ON true
+      SELECT c.*, g.configured, g.heap_bytes FROM gate g CROSS JOIN started LEFT JOIN claimed c ON true
       ORDER BY c.priority DESC, c.available_at, c.id`,
   };
 }

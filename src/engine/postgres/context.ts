@@ -68,23 +68,7 @@ export class PgContext {
     values: unknown[],
     tx?: CallerTransaction,
   ): Promise<R[]> {
-    return this.run<R>(name, text, values, tx, true);
-  }
-
-  /**
-   * `query` planned anew at every call, for the statements of a batch of named jobs (decision
-   * 0281): a named statement's generic plan, made once from its sixth run on, is chosen for
-   * the table as it was then (in a fresh table's first seconds: a scan of it all, which stays
-   * the plan as the table grows), while a plan made for each call sees the batch's ids and the
-   * table as it is. A flush plans once for up to a thousand jobs.
-   */
-  queryPlannedPerCall<R extends pg.QueryResultRow>(
-    name: string,
-    text: string,
-    values: unknown[],
-    tx?: CallerTransaction,
-  ): Promise<R[]> {
-    return this.run<R>(name, text, values, tx, false);
+    return this.run<R>(name, text, values, tx);
   }
 
   private async run<R extends pg.QueryResultRow>(
@@ -92,7 +76,6 @@ export class PgContext {
     text: string,
     values: unknown[],
     tx: CallerTransaction | undefined,
-    prepared: boolean,
   ): Promise<R[]> {
     this.assertOpen();
     try {
@@ -102,10 +85,9 @@ export class PgContext {
         const result = await tx.query(text, values);
         return result.rows as R[];
       }
-      const config: pg.QueryConfig =
-        prepared && this.statementPrefix
-          ? { name: this.statementPrefix + name, text, values, types: QUERY_TYPES }
-          : { text, values, types: QUERY_TYPES };
+      const config: pg.QueryConfig = this.statementPrefix
+        ? { name: this.statementPrefix + name, text, values, types: QUERY_TYPES }
+        : { text, values, types: QUERY_TYPES };
       const result = await this.pool.query<R>(config);
       return result.rows;
     } catch (error) {

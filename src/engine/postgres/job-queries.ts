@@ -9,6 +9,7 @@
 import { MS } from './sql-units.js';
 import { DEAD_OUTCOME, flowReturning, flowSettled } from './flow-settle-sql.js';
 import { tallyRemoved } from './job-tallies-sql.js';
+import { HEAP_BYTES } from './jobs-size-class.js';
 import {
   CLOCK,
   READY_OR_PARTITION_FREED,
@@ -30,6 +31,9 @@ import {
  * in a fresh table's first seconds, or statistics taken while few jobs were processing), and
  * rescan the unnest for every row of a full scan of `jobs`: 7.6 s to complete 1,000 jobs in a
  * sustained run, each flush slower than the last as completions piled up.
+ *
+ * Each answers the jobs heap's size as well (HEAP_BYTES): the statements are named after its
+ * size class, so that PostgreSQL plans them anew as the table grows (decision 0282).
  *
  * "Processing" is written `lease_expires_at IS NOT NULL` (the same thing, by a CHECK of the
  * table) on purpose: `status = 'processing'` would let the planner scan the whole `jobs_rescue`
@@ -66,7 +70,7 @@ export function jobQueries(s: string): JobQueries {
         WHERE ${OWNED} AND j.lease_expires_at > clock.now
         RETURNING j.id, j.lease_expires_at, ${ORDINAL}
       )
-      SELECT id, lease_expires_at FROM renewed ORDER BY o`,
+      SELECT id, lease_expires_at, ${HEAP_BYTES(s)} FROM renewed ORDER BY o`,
 
     // $1 worker id, $2 ids, $3 refs ({"id.generation": [ordinal, progress]}), $4 now.
     // Fenced like a renewal: a lease that has run out may be rescued any moment.
@@ -77,7 +81,7 @@ export function jobQueries(s: string): JobQueries {
         WHERE ${OWNED} AND j.lease_expires_at > clock.now
         RETURNING j.id, ${ORDINAL}
       )
-      SELECT id FROM reported ORDER BY o`,
+      SELECT id, ${HEAP_BYTES(s)} FROM reported ORDER BY o`,
 
     // $1 worker id, $2 ids, $3 refs ({"id.generation": [ordinal, result]}), $4 now, $5 channel.
     // No expiry test: while the generation is unchanged nobody else has claimed the job.
@@ -93,7 +97,7 @@ export function jobQueries(s: string): JobQueries {
       ${notified('$5', 'done', SLOT_FREED)},
       ${finishedNotified('$5', 'done')},
       ${flowSettled(s, 'done', "'completed'")}
-      SELECT d.id FROM done d, notified, finished_notified, flow_settled ORDER BY d.o`,
+      SELECT d.id, ${HEAP_BYTES(s)} FROM done d, notified, finished_notified, flow_settled ORDER BY d.o`,
 
     // JobComplete for a worker with `removeOnComplete`: the same guard, the row deleted. $1 worker
     // id, $2 ids, $3 refs ({"id.generation": [ordinal]}), $4 now, $5 channel. A DELETE writes no
@@ -110,7 +114,7 @@ export function jobQueries(s: string): JobQueries {
       ${notified('$5', 'done', SLOT_FREED)},
       ${finishedNotified('$5', 'done')},
       ${flowSettled(s, 'done', "'completed'")}
-      SELECT d.id FROM done d, notified, finished_notified, flow_settled ORDER BY d.o`,
+      SELECT d.id, ${HEAP_BYTES(s)} FROM done d, notified, finished_notified, flow_settled ORDER BY d.o`,
 
     // $1 worker id, $2 ids, $3 refs ({"id.generation": [ordinal, error, retry delay ms, final]}),
     // $4 now, $5 channel
@@ -133,7 +137,7 @@ export function jobQueries(s: string): JobQueries {
       ${notified('$5', 'failed', READY_OR_PARTITION_FREED)},
       ${finishedNotified('$5', 'failed', "status = 'dead'")},
       ${flowSettled(s, 'failed', DEAD_OUTCOME)}
-      SELECT f.id, f.status FROM failed f, notified, finished_notified, flow_settled ORDER BY f.o`,
+      SELECT f.id, f.status, ${HEAP_BYTES(s)} FROM failed f, notified, finished_notified, flow_settled ORDER BY f.o`,
 
     // $1 worker id, $2 ids, $3 refs ({"id.generation": [ordinal]}), $4 now, $5 channel.
     // The attempt is given back: a drain is not the job's fault.
@@ -147,6 +151,6 @@ export function jobQueries(s: string): JobQueries {
         RETURNING j.id, j.queue, ${ORDINAL}
       ),
       ${notified('$5', 'handed')}
-      SELECT h.id FROM handed h, notified ORDER BY h.o`,
+      SELECT h.id, ${HEAP_BYTES(s)} FROM handed h, notified ORDER BY h.o`,
   };
 }

@@ -30,6 +30,7 @@ import { PostgresEnqueue } from './postgres-enqueue.js';
 import { deadlocked, violated } from './pg-refusals.js';
 import { integerArray, toSafeInteger } from './rows.js';
 import { withEpoch } from './epoch.js';
+import { JobsSizeClass } from './jobs-size-class.js';
 
 /**
  * How often a claim runs: again after losing a race (lostClaimRace), and once more when the
@@ -43,6 +44,18 @@ const CLAIM_RUNS = 4;
 
 /** Where a claim's answer says whether any of its queues has settings: after the job's columns. */
 const CONFIGURED_AT = JOB_COLUMNS.length;
+/** Where it answers the size of the jobs heap (jobs-size-class.ts HEAP_BYTES). */
+const HEAP_BYTES_AT = CONFIGURED_AT + 1;
+
+/** A row of a batch statement, which answers the heap's size with every row. */
+interface SizedAnswer {
+  heap_bytes: number;
+}
+
+/** The heap size a batch statement answered (none when it touched no job). */
+function heapBytesOf(rows: readonly SizedAnswer[]): number | null {
+  return rows[0]?.heap_bytes ?? null;
+}
 
 export class PostgresJobs implements JobOperations {
   private readonly sql: JobQueries;
@@ -50,6 +63,8 @@ export class PostgresJobs implements JobOperations {
   private readonly enqueue: PostgresEnqueue;
   /** Queue lists whose last claim found settings: claimed with JobClaimLimited first. */
   private readonly configuredLists = new Set<string>();
+  /** Names the statements that find jobs by id after the heap's size (decision 0282). */
+  private readonly sizeClass = new JobsSizeClass();
 
   constructor(private readonly ctx: PgContext) {
     this.sql = jobQueries(ctx.quotedSchema);
@@ -92,10 +107,12 @@ export class PostgresJobs implements JobOperations {
           p.availableWithinMs ?? null,
         ];
         const rows = await withEpoch(this.ctx, name, () =>
-          this.ctx.queryValues(name, this.claims[name], params),
+          this.ctx.queryValues(this.sizeClass.name(name), this.claims[name], params),
         );
         // Every answer has at least one row (a claim that took nothing answers one empty row).
         const configured = rows[0]?.[CONFIGURED_AT] === true;
+        const heapBytes = rows[0]?.[HEAP_BYTES_AT];
+        this.sizeClass.observe(typeof heapBytes === 'number' ? heapBytes : null);
         this.rememberConfigured(listKey, configured);
         if (configured && !limited) {
           limited = true;
@@ -125,11 +142,12 @@ export class PostgresJobs implements JobOperations {
   async jobRenewLeases(p: JobRenewParams): Promise<JobRenewed[]> {
     const batch = refBatch(p.jobs);
     if (batch.refs.length === 0) return this.ctx.emptyAnswer([]);
-    const rows = await this.ctx.queryPlannedPerCall<{ id: string; lease_expires_at: Date }>(
-      'JobRenewLeases',
+    const rows = await this.ctx.query<{ id: string; lease_expires_at: Date } & SizedAnswer>(
+      this.sizeClass.name('JobRenewLeases'),
       this.sql.JobRenewLeases,
       [p.workerId, batch.ids, refsParam(batch), p.leaseTtlMs, this.ctx.pinnedNow()],
     );
+    this.sizeClass.observe(heapBytesOf(rows));
     return rows.map((row) => ({
       id: toSafeInteger(row.id, 'jobs.id'),
       leaseExpiresAt: row.lease_expires_at,
@@ -139,11 +157,12 @@ export class PostgresJobs implements JobOperations {
   async jobProgress(p: JobProgressParams): Promise<number[]> {
     const batch = refBatch(p.jobs);
     if (batch.refs.length === 0) return this.ctx.emptyAnswer([]);
-    const rows = await this.ctx.queryPlannedPerCall<{ id: string }>(
-      'JobProgress',
+    const rows = await this.ctx.query<{ id: string } & SizedAnswer>(
+      this.sizeClass.name('JobProgress'),
       this.sql.JobProgress,
       [p.workerId, batch.ids, refsParam(batch, (ref) => [ref.progress]), this.ctx.pinnedNow()],
     );
+    this.sizeClass.observe(heapBytesOf(rows));
     return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
   }
 
@@ -153,18 +172,19 @@ export class PostgresJobs implements JobOperations {
     const [now, channel] = [this.ctx.pinnedNow(), this.ctx.notifyChannel];
     // A removed job's result is not kept, so it is not sent either.
     const rows = p.remove
-      ? await this.ctx.queryPlannedPerCall<{ id: string }>(
-          'JobCompleteRemove',
+      ? await this.ctx.query<{ id: string } & SizedAnswer>(
+          this.sizeClass.name('JobCompleteRemove'),
           this.sql.JobCompleteRemove,
           [p.workerId, batch.ids, refsParam(batch), now, channel],
           p.tx,
         )
-      : await this.ctx.queryPlannedPerCall<{ id: string }>(
-          'JobComplete',
+      : await this.ctx.query<{ id: string } & SizedAnswer>(
+          this.sizeClass.name('JobComplete'),
           this.sql.JobComplete,
           [p.workerId, batch.ids, refsParam(batch, (ref) => [ref.result]), now, channel],
           p.tx,
         );
+    this.sizeClass.observe(heapBytesOf(rows));
     return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
   }
 
@@ -172,11 +192,12 @@ export class PostgresJobs implements JobOperations {
     const batch = refBatch(p.jobs);
     if (batch.refs.length === 0) return this.ctx.emptyAnswer([]);
     const refs = refsParam(batch, (ref) => [ref.error, ref.retryDelayMs, ref.final === true]);
-    const rows = await this.ctx.queryPlannedPerCall<{ id: string; status: 'pending' | 'dead' }>(
-      'JobFail',
+    const rows = await this.ctx.query<{ id: string; status: 'pending' | 'dead' } & SizedAnswer>(
+      this.sizeClass.name('JobFail'),
       this.sql.JobFail,
       [p.workerId, batch.ids, refs, this.ctx.pinnedNow(), this.ctx.notifyChannel],
     );
+    this.sizeClass.observe(heapBytesOf(rows));
     return rows.map((row) => ({
       id: toSafeInteger(row.id, 'jobs.id'),
       outcome: row.status === 'dead' ? 'dead' : 'retried',
@@ -186,11 +207,12 @@ export class PostgresJobs implements JobOperations {
   async jobHandBack(p: { workerId: string; jobs: readonly JobLeaseRef[] }): Promise<number[]> {
     const batch = refBatch(p.jobs);
     if (batch.refs.length === 0) return this.ctx.emptyAnswer([]);
-    const rows = await this.ctx.queryPlannedPerCall<{ id: string }>(
-      'JobHandBack',
+    const rows = await this.ctx.query<{ id: string } & SizedAnswer>(
+      this.sizeClass.name('JobHandBack'),
       this.sql.JobHandBack,
       [p.workerId, batch.ids, refsParam(batch), this.ctx.pinnedNow(), this.ctx.notifyChannel],
     );
+    this.sizeClass.observe(heapBytesOf(rows));
     return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
   }
 }
