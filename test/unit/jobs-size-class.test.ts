@@ -32,11 +32,12 @@ describe('JobsSizeClass', () => {
     assert.equal(top, 'JobFail.12');
   });
 
-  it('keeps its class when an answer carries no size', () => {
+  it('keeps its class when an answer carries no size, or not as a number', () => {
     const size = new JobsSizeClass();
     size.observe(64 * PAGE);
     size.observe(null);
     size.observe(Number.NaN);
+    size.observe(String(1024 * PAGE));
     assert.equal(size.name('JobRenewLeases'), 'JobRenewLeases.6');
   });
 });

@@ -12,10 +12,13 @@
  *
  * Every statement so named answers the heap's size (HEAP_BYTES, `pg_relation_size`: a stat of
  * its files, once a statement) and the class moves with it, so an engine that only completes
- * jobs others claimed follows the table as well as one that claims them. Classes stop at TOP_CLASS, a size past which no plan of a batch lookup is a
- * sequential scan, so a connection holds at most TOP_CLASS + 1 versions of each statement.
+ * jobs others claimed follows the table as well as one that claims them. Classes stop at
+ * TOP_CLASS, a size past which no plan of a batch lookup is a sequential scan, so a connection
+ * holds at most TOP_CLASS + 1 versions of each statement.
  */
 const PAGE_BYTES = 8192;
+/** 2^12 pages: 32 MB of heap, about a hundred thousand jobs. */
+const TOP_CLASS = 12;
 
 /**
  * The heap's size in bytes as a column named heap_bytes: a scalar subquery, so that PostgreSQL
@@ -23,15 +26,16 @@ const PAGE_BYTES = 8192;
  */
 export const HEAP_BYTES = (s: string): string =>
   `(SELECT pg_relation_size('${s}.jobs'::regclass)::float8) AS heap_bytes`;
-/** 2^12 pages: 32 MB of heap, about a hundred thousand jobs. */
-const TOP_CLASS = 12;
 
 export class JobsSizeClass {
   private current = 0;
 
-  /** Records the heap size a claim answered (bytes; null when the answer had none). */
-  observe(heapBytes: number | null): void {
-    if (heapBytes === null || !Number.isFinite(heapBytes)) return;
+  /**
+   * Records the heap size a statement answered, in bytes. Anything else (an answer with no row,
+   * a caller's client that gives float8 as text) leaves the class as it is.
+   */
+  observe(heapBytes: unknown): void {
+    if (typeof heapBytes !== 'number' || !Number.isFinite(heapBytes)) return;
     const pages = Math.max(1, heapBytes / PAGE_BYTES);
     this.current = Math.min(TOP_CLASS, Math.floor(Math.log2(pages)));
   }

@@ -49,12 +49,7 @@ const HEAP_BYTES_AT = CONFIGURED_AT + 1;
 
 /** A row of a batch statement, which answers the heap's size with every row. */
 interface SizedAnswer {
-  heap_bytes: number;
-}
-
-/** The heap size a batch statement answered (none when it touched no job). */
-function heapBytesOf(rows: readonly SizedAnswer[]): number | null {
-  return rows[0]?.heap_bytes ?? null;
+  heap_bytes: unknown;
 }
 
 export class PostgresJobs implements JobOperations {
@@ -111,8 +106,7 @@ export class PostgresJobs implements JobOperations {
         );
         // Every answer has at least one row (a claim that took nothing answers one empty row).
         const configured = rows[0]?.[CONFIGURED_AT] === true;
-        const heapBytes = rows[0]?.[HEAP_BYTES_AT];
-        this.sizeClass.observe(typeof heapBytes === 'number' ? heapBytes : null);
+        this.sizeClass.observe(rows[0]?.[HEAP_BYTES_AT]);
         this.rememberConfigured(listKey, configured);
         if (configured && !limited) {
           limited = true;
@@ -147,7 +141,7 @@ export class PostgresJobs implements JobOperations {
       this.sql.JobRenewLeases,
       [p.workerId, batch.ids, refsParam(batch), p.leaseTtlMs, this.ctx.pinnedNow()],
     );
-    this.sizeClass.observe(heapBytesOf(rows));
+    this.sizeClass.observe(rows[0]?.heap_bytes);
     return rows.map((row) => ({
       id: toSafeInteger(row.id, 'jobs.id'),
       leaseExpiresAt: row.lease_expires_at,
@@ -162,7 +156,7 @@ export class PostgresJobs implements JobOperations {
       this.sql.JobProgress,
       [p.workerId, batch.ids, refsParam(batch, (ref) => [ref.progress]), this.ctx.pinnedNow()],
     );
-    this.sizeClass.observe(heapBytesOf(rows));
+    this.sizeClass.observe(rows[0]?.heap_bytes);
     return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
   }
 
@@ -184,7 +178,7 @@ export class PostgresJobs implements JobOperations {
           [p.workerId, batch.ids, refsParam(batch, (ref) => [ref.result]), now, channel],
           p.tx,
         );
-    this.sizeClass.observe(heapBytesOf(rows));
+    this.sizeClass.observe(rows[0]?.heap_bytes);
     return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
   }
 
@@ -197,7 +191,7 @@ export class PostgresJobs implements JobOperations {
       this.sql.JobFail,
       [p.workerId, batch.ids, refs, this.ctx.pinnedNow(), this.ctx.notifyChannel],
     );
-    this.sizeClass.observe(heapBytesOf(rows));
+    this.sizeClass.observe(rows[0]?.heap_bytes);
     return rows.map((row) => ({
       id: toSafeInteger(row.id, 'jobs.id'),
       outcome: row.status === 'dead' ? 'dead' : 'retried',
@@ -212,7 +206,7 @@ export class PostgresJobs implements JobOperations {
       this.sql.JobHandBack,
       [p.workerId, batch.ids, refsParam(batch), this.ctx.pinnedNow(), this.ctx.notifyChannel],
     );
-    this.sizeClass.observe(heapBytesOf(rows));
+    this.sizeClass.observe(rows[0]?.heap_bytes);
     return rows.map((row) => toSafeInteger(row.id, 'jobs.id'));
   }
 }
