@@ -4,9 +4,11 @@
  * Every system under test gets its own schema on the same server, so they are measured on the
  * same database in one run.
  */
+import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../../src/embedded/embedded-postgres.js';
 
@@ -123,6 +125,47 @@ export async function checkpoint(url: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** What settle() waited for before a measurement. */
+export interface Settled {
+  /** The checkpoint ran (false: no right to run one). */
+  checkpointed: boolean;
+  /** ms spent waiting for autovacuum's workers to finish. */
+  vacuumWaitMs: number;
+  /** Autovacuum was still at work when the wait ran out. */
+  vacuumBusy: boolean;
+}
+
+const AUTOVACUUM_POLL_MS = 250;
+
+/**
+ * Lets the server and the disk go quiet before a measurement that the one before could
+ * disturb: autovacuum's workers done (waited for up to `maxVacuumWaitMs`), a checkpoint, and
+ * the kernel's dirty pages written (`sync`). A sustained run leaves a schema of a gigabyte and
+ * more behind; with none of this, the next system's run sometimes shared the disk with the
+ * write-back of the last one's pages, and only that run fell behind (bench/RESULTS.md, "Why
+ * leasehold fell behind"). Every system is settled the same way. `sync` acts on this machine:
+ * for a server elsewhere (BENCH_DATABASE_URL) it is harmless and the checkpoint is what counts.
+ */
+export async function settle(url: string, maxVacuumWaitMs = 30_000): Promise<Settled> {
+  const start = performance.now();
+  let vacuumBusy = true;
+  while (performance.now() - start < maxVacuumWaitMs) {
+    const [row] = await adminQuery<{ n: number }>(
+      url,
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`,
+    );
+    if (row!.n === 0) {
+      vacuumBusy = false;
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, AUTOVACUUM_POLL_MS));
+  }
+  const vacuumWaitMs = performance.now() - start;
+  const checkpointed = await checkpoint(url);
+  await promisify(execFile)('sync');
+  return { checkpointed, vacuumWaitMs, vacuumBusy };
 }
 
 /** The server's WAL insert position, in bytes since its start. */

@@ -9,6 +9,7 @@
  * deletes finished jobs as leasehold's fastest shape does (pg-boss keeps them: its WAL and size
  * are printed, not divided).
  */
+import { settle } from '../lib/database.js';
 import { roundRobin, type BenchSystem, type Family, type FamilyContext } from '../lib/family.js';
 import { formatValue } from '../lib/format.js';
 import type { SustainedResult } from '../lib/sustained.js';
@@ -56,6 +57,9 @@ function system(
   return {
     name: label,
     run: async () => {
+      // Each run starts on a quiet server and disk, whoever ran before it.
+      const settled = await settle(ctx.db.url);
+      if (settled.vacuumBusy) ctx.progress(`sustained: autovacuum still busy before ${label}`);
       const r = await measure();
       const behind = r.caughtUp ? undefined : `fell behind: ${r.processed} of ${r.sent} processed`;
       for (const m of METRICS)
@@ -144,7 +148,8 @@ export const sustainedFamily: Family = {
     `pg-boss in batches of ${PGBOSS_NAMED_SHAPE.batchSize} × ${PGBOSS_NAMED_SHAPE.localConcurrency} woken by LISTEN/NOTIFY; ` +
     `pg-boss keeps finished jobs, the other two delete them): pickup = enqueue → handler start; WAL = pg_current_wal_lsn() ` +
     `delta ÷ jobs (it includes the server's background writes); dead tuples and size of the ` +
-    `system's schema after its connections closed.`,
+    `system's schema after its connections closed. Before each run the server settles: ` +
+    `autovacuum's workers done (up to 30 s), a checkpoint, and \`sync\`.`,
   async run(ctx) {
     const burnDown = await fastestBurnDown(ctx);
     const { options } = burnDown;
