@@ -143,10 +143,10 @@ const AUTOVACUUM_POLL_MS = 250;
  * Lets the server and the disk go quiet before a measurement that the one before could
  * disturb: autovacuum's workers done (waited for up to `maxVacuumWaitMs`), a checkpoint, and
  * the kernel's dirty pages written (`sync`). A sustained run leaves a schema of a gigabyte and
- * more behind; with none of this, the next system's run sometimes shared the disk with the
- * write-back of the last one's pages, and only that run fell behind (bench/RESULTS.md, "Why
- * leasehold fell behind"). Every system is settled the same way. `sync` acts on this machine:
- * for a server elsewhere (BENCH_DATABASE_URL) it is harmless and the checkpoint is what counts.
+ * more behind, dropped at its end; the runs that fell behind had all followed another system's
+ * run, sharing the disk with the write-back of its pages (decision 0283). Every system is
+ * settled the same way. `sync` acts on this machine: for a server elsewhere
+ * (BENCH_DATABASE_URL) it is harmless, and the checkpoint is what counts.
  */
 export async function settle(url: string, maxVacuumWaitMs = 30_000): Promise<Settled> {
   const start = performance.now();
