@@ -127,17 +127,16 @@ export async function checkpoint(url: string): Promise<boolean> {
   }
 }
 
-/** What settle() waited for before a measurement. */
+/** What settle() could not do before a measurement, for the run to say so. */
 export interface Settled {
   /** The checkpoint ran (false: no right to run one). */
   checkpointed: boolean;
-  /** ms spent waiting for autovacuum's workers to finish. */
-  vacuumWaitMs: number;
   /** Autovacuum was still at work when the wait ran out. */
   vacuumBusy: boolean;
 }
 
 const AUTOVACUUM_POLL_MS = 250;
+const execFileAsync = promisify(execFile);
 
 /**
  * Lets the server and the disk go quiet before a measurement that the one before could
@@ -162,10 +161,9 @@ export async function settle(url: string, maxVacuumWaitMs = 30_000): Promise<Set
     }
     await new Promise((resolve) => setTimeout(resolve, AUTOVACUUM_POLL_MS));
   }
-  const vacuumWaitMs = performance.now() - start;
   const checkpointed = await checkpoint(url);
-  await promisify(execFile)('sync');
-  return { checkpointed, vacuumWaitMs, vacuumBusy };
+  await execFileAsync('sync');
+  return { checkpointed, vacuumBusy };
 }
 
 /** The server's WAL insert position, in bytes since its start. */

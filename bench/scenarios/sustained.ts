@@ -60,6 +60,7 @@ function system(
       // Each run starts on a quiet server and disk, whoever ran before it.
       const settled = await settle(ctx.db.url);
       if (settled.vacuumBusy) ctx.progress(`sustained: autovacuum still busy before ${label}`);
+      if (!settled.checkpointed) ctx.progress(`sustained: no checkpoint before ${label}`);
       const r = await measure();
       const behind = r.caughtUp ? undefined : `fell behind: ${r.processed} of ${r.sent} processed`;
       for (const m of METRICS)
