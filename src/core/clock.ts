@@ -8,6 +8,12 @@
  */
 export interface Timer {
   cancel(): void;
+  /**
+   * Lets the process exit while this timer is pending (Node's `unref`), for a timer that only
+   * warns work which keeps the process alive by itself. Clocks that hold no process (a
+   * ManualClock) leave it out.
+   */
+  unref?(): void;
 }
 
 export interface Clock {
@@ -28,7 +34,12 @@ export class SystemClock implements Clock {
 
   setTimer(delayMs: number, callback: () => void): Timer {
     const handle = setTimeout(callback, Math.max(0, delayMs));
-    return { cancel: () => clearTimeout(handle) };
+    return {
+      cancel: () => clearTimeout(handle),
+      unref: () => {
+        handle.unref();
+      },
+    };
   }
 }
 

@@ -157,6 +157,10 @@ export class Message<P = unknown> {
           new LeaseLostError(`job ${this.id}`, 'its visibility timeout is about to pass'),
         );
     });
+    // The deadline only warns the work on this message, and that work holds the process open
+    // itself. Held, one timer per unsettled message kept a script alive after `lh.close()` until
+    // the last visibility timeout passed (ten minutes for 50,000 messages received with '10m').
+    this.deadline.unref?.();
   }
 
   private checkOpen(): void {
