@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { HeldTerms } from './core/held-terms.js';
 import { ConflictError, InvalidArgumentError } from './core/errors.js';
 import type { Clock } from './core/clock.js';
 import type { Engine, MigrationReport } from './engine/engine.js';
@@ -128,6 +129,8 @@ export class Leasehold {
   private enqueues: ReturnType<typeof singleEnqueues> | undefined;
   /** Every waitFor of this instance, sharing one `job-finished` subscription. */
   private readonly waiters: JobWaiters;
+  /** Held leases, lease-lock terms and permits, released by close() (decision 0285). */
+  private readonly heldTerms = new HeldTerms();
   // --- instrumentation ---
   /**
    * The engine every manager uses: the one given, instrumented (src/engine/instrumented-engine.ts).
@@ -147,8 +150,8 @@ export class Leasehold {
 
   private constructor(engine: Engine) {
     this.engine = this.instrumented = instrumentEngine(engine);
-    this.leases = new LeaseManager(this.engine);
-    this.locks = new LockManager(this.engine);
+    this.leases = new LeaseManager(this.engine, this.engine.clock, this.heldTerms);
+    this.locks = new LockManager(this.engine, this.engine.clock, this.heldTerms);
     this.waiters = new JobWaiters(this.engine);
     this.jobs = new JobManager(this.engine, this.waiters);
     this.controls = new ControlManager(this.engine);
@@ -383,7 +386,11 @@ export class Leasehold {
     return this.engine.migrate();
   }
 
-  /** Stops workers (a hard stop: in-flight jobs are handed back) and maintainers, then the engine. */
+  /**
+   * Stops workers (a hard stop: in-flight jobs are handed back) and maintainers, releases the
+   * leases, lease locks and permits this instance still holds (their signals fire), then closes
+   * the engine.
+   */
   async close(): Promise<void> {
     // Schedules before elections (a schedule may run under one made by elect()); both hand over at once.
     const services = [...this.electionServices];
@@ -394,6 +401,8 @@ export class Leasehold {
     }
     await Promise.all([...this.queueServices].map((s) => s.stop().catch(() => {})));
     this.queueServices.clear();
+    // Nothing could renew them once the engine is closed: released, others need not wait.
+    await this.heldTerms.releaseAll();
     return this.engine.close();
   }
 }

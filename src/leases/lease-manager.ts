@@ -17,6 +17,7 @@ import {
 } from '../core/validate.js';
 import type { Engine, LeaseAcquireResult } from '../engine/engine.js';
 import { HeldLease, type HeldLeaseCallbacks, type LeaseTermStore } from '../core/held-lease.js';
+import { HeldTerms } from '../core/held-terms.js';
 import { trustTiming } from '../core/trust.js';
 import { termsLimit, termsTimeline, type LeaseTermView } from '../core/lease-terms.js';
 import { leaseCoalescers, type LeaseCoalescers } from './lease-coalescers.js';
@@ -81,6 +82,8 @@ export class LeaseManager {
   constructor(
     private readonly engine: Engine,
     private readonly clock: Clock = engine.clock,
+    /** Where held leases are kept for `lh.close()` to release (decision 0285). */
+    private readonly heldTerms: HeldTerms = new HeldTerms(),
   ) {
     this.coalesced = leaseCoalescers(engine);
     const { renew, release } = this.coalesced;
@@ -232,7 +235,9 @@ export class LeaseManager {
         current?.expiresAt ?? new Date(0),
       );
     }
-    return new HeldLease(this.termStore, this.clock, result.lease, sentAt, timing, options);
+    return this.heldTerms.track(
+      new HeldLease(this.termStore, this.clock, result.lease, sentAt, timing, options),
+    );
   }
 
   /**

@@ -23,6 +23,7 @@ import type { Clock } from '../core/clock.js';
 import { toMilliseconds, type Duration } from '../core/duration.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { HeldLease, type HeldLeaseCallbacks, type LeaseTermStore } from '../core/held-lease.js';
+import { HeldTerms } from '../core/held-terms.js';
 import { trustTiming, type TrustTiming } from '../core/trust.js';
 import type { FencingToken, Lease } from '../core/types.js';
 import { LIMITS, optionalBoolean, optionalFunctions, requireName } from '../core/validate.js';
@@ -113,6 +114,7 @@ export class LeaseLock extends TermLock<FencingToken> implements Lock<FencingTok
     private readonly settings: LeaseLockSettings,
     private readonly wakeups: LockWakeups,
     clock: Clock = engine.clock,
+    private readonly terms: HeldTerms = new HeldTerms(),
   ) {
     super('lease', name, clock);
     this.holder = settings.holder;
@@ -201,13 +203,15 @@ export class LeaseLock extends TermLock<FencingToken> implements Lock<FencingTok
   }
 
   private hold(got: { lease: Lease; sentAt: number }): HeldLease {
-    this.held = new HeldLease(
-      this.store,
-      this.clock,
-      got.lease,
-      got.sentAt,
-      this.settings.timing,
-      this.settings.callbacks,
+    this.held = this.terms.track(
+      new HeldLease(
+        this.store,
+        this.clock,
+        got.lease,
+        got.sentAt,
+        this.settings.timing,
+        this.settings.callbacks,
+      ),
     );
     return this.held;
   }

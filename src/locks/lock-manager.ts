@@ -16,6 +16,7 @@
  * Advisory and session locks need the connection to stay one server session for the whole
  * term: behind pgbouncer they need session pooling (docs/locks-and-elections.md).
  */
+import { HeldTerms } from '../core/held-terms.js';
 import type { Clock } from '../core/clock.js';
 import { InvalidArgumentError, UnsupportedError } from '../core/errors.js';
 import { termsLimit, termsTimeline, type LeaseTermView } from '../core/lease-terms.js';
@@ -35,6 +36,8 @@ export class LockManager {
   constructor(
     private readonly engine: Engine,
     private readonly clock: Clock = engine.clock,
+    /** Where held lease-lock terms and permits are kept for `lh.close()` (decision 0285). */
+    private readonly terms: HeldTerms = new HeldTerms(),
   ) {
     this.wakeups = new LockWakeups(engine);
   }
@@ -60,6 +63,7 @@ export class LockManager {
       leaseLockSettings(options),
       this.wakeups,
       this.clock,
+      this.terms,
     );
   }
 
@@ -69,7 +73,7 @@ export class LockManager {
    * `Lock`: a handle hands out any number of permits, one per successful call.
    */
   semaphore(name: string, options: SemaphoreOptions): Semaphore {
-    return new Semaphore(this.engine, name, options, this.wakeups, this.clock);
+    return new Semaphore(this.engine, name, options, this.wakeups, this.clock, this.terms);
   }
 
   /**

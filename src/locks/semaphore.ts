@@ -13,6 +13,7 @@
  * - `acquire()`: one term of `ttl`, not renewed; its signal aborts at `ttl - margin`.
  * - `hold()`: renewed every `renewEvery` until released or lost, as a held lease is.
  */
+import { HeldTerms } from '../core/held-terms.js';
 import type { BackoffPolicy } from '../core/backoff.js';
 import type { Clock } from '../core/clock.js';
 import { toMilliseconds, type Duration } from '../core/duration.js';
@@ -72,6 +73,7 @@ export class Semaphore {
     options: SemaphoreOptions,
     private readonly wakeups: LockWakeups,
     private readonly clock: Clock = engine.clock,
+    private readonly terms: HeldTerms = new HeldTerms(),
   ) {
     this.name = requireName('name', name);
     if (typeof options !== 'object' || options === null)
@@ -174,7 +176,9 @@ export class Semaphore {
         scope.dispose();
       }
     }
-    return new HeldPermit(this.engine, this.clock, got.permit, got.sentAt, timing, callbacks);
+    return this.terms.track(
+      new HeldPermit(this.engine, this.clock, got.permit, got.sentAt, timing, callbacks),
+    );
   }
 
   private what(): string {
