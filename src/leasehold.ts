@@ -129,7 +129,7 @@ export class Leasehold {
   private enqueues: ReturnType<typeof singleEnqueues> | undefined;
   /** Every waitFor of this instance, sharing one `job-finished` subscription. */
   private readonly waiters: JobWaiters;
-  /** Held leases, lease-lock terms and permits, released by close() (decision 0285). */
+  /** Held leases, lease-lock terms and permits, given up by close() (decision 0285). */
   private readonly heldTerms = new HeldTerms();
   // --- instrumentation ---
   /**
@@ -387,9 +387,9 @@ export class Leasehold {
   }
 
   /**
-   * Stops workers (a hard stop: in-flight jobs are handed back) and maintainers, releases the
-   * leases, lease locks and permits this instance still holds (their signals fire), then closes
-   * the engine.
+   * Stops workers (a hard stop: in-flight jobs are handed back) and maintainers, gives up the
+   * leases, lease locks and permits this instance still holds (each lost, its signal fired with a
+   * LeaseLostError, then released for the next holder), then closes the engine.
    */
   async close(): Promise<void> {
     // Schedules before elections (a schedule may run under one made by elect()); both hand over at once.
@@ -401,8 +401,8 @@ export class Leasehold {
     }
     await Promise.all([...this.queueServices].map((s) => s.stop().catch(() => {})));
     this.queueServices.clear();
-    // Nothing could renew them once the engine is closed: released, others need not wait.
-    await this.heldTerms.releaseAll();
+    // Nothing could renew them once the engine is closed: given up, others need not wait.
+    await this.heldTerms.relinquishAll('lh.close() gave it up before its holder released it');
     return this.engine.close();
   }
 }

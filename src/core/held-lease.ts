@@ -94,6 +94,23 @@ export class HeldLease {
     return this.status === 'held' && this.clock.monotonic() < this.trustDeadline;
   }
 
+  /**
+   * Ends the term as lost, for a holder going away while work may still run under it
+   * (`lh.close()`, decision 0285): the signal aborts with a LeaseLostError saying `why` and
+   * `onLost` is called, as when a renewal is refused; then the term is released, so the next
+   * holder need not wait for its expiry. Resolves true if the engine confirmed we still held it.
+   */
+  async relinquish(why: string): Promise<boolean> {
+    if (this.status !== 'held') return false;
+    this.lose(why);
+    const released = await this.store.leaseRelease({
+      resource: this.resource,
+      holder: this.holder,
+      token: this.token,
+    });
+    return Boolean(released);
+  }
+
   /** Stops renewing and releases at once. Resolves true if the engine confirmed we still held it. */
   async release(): Promise<boolean> {
     if (this.status !== 'held') return false;

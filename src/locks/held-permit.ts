@@ -86,6 +86,11 @@ export class HeldPermit {
   release(): Promise<boolean> {
     return this.held.release();
   }
+
+  /** Ends the permit as lost and frees its slot (HeldLease.relinquish, for `lh.close()`). */
+  relinquish(why: string): Promise<boolean> {
+    return this.held.relinquish(why);
+  }
 }
 
 function pick(p: { holder: string; token: FencingToken }): { holder: string; token: number } {

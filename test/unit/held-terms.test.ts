@@ -1,36 +1,42 @@
-// lh.close() releases what the instance still holds in the background (decision 0285), and the
-// registry that lets it keeps only terms still held.
+// lh.close() gives up what the instance still holds in the background (decision 0285): each
+// term ends as lost, so work still running under it learns that it is no longer exclusive, and
+// is released for the next holder. The registry that lets it keeps only terms still held.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/clock.js';
+import { isLeaseholdError } from '../../src/core/errors.js';
 import { HeldTerms, type HeldTerm } from '../../src/core/held-terms.js';
 import { MemoryEngine } from '../../src/engine/memory/memory-engine.js';
 import { Leasehold } from '../../src/leasehold.js';
 
-/** A term that counts its releases and ends (its signal fires) at the first. */
-function term(): HeldTerm & { releases: number; end(): void } {
+/** A term that counts how often it was given up and ends (its signal fires) at the first. */
+function term(): HeldTerm & { given: string[]; end(): void } {
   const controller = new AbortController();
   const t = {
-    releases: 0,
+    given: [] as string[],
     signal: controller.signal,
     end: () => controller.abort(new Error('ended')),
-    release: () => {
-      t.releases++;
-      controller.abort(new Error('released'));
+    relinquish: (why: string) => {
+      t.given.push(why);
+      controller.abort(new Error(why));
       return Promise.resolve(true);
     },
   };
   return t;
 }
 
+/** Resolves once `signal` aborts. */
+const aborted = (signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+
 describe('HeldTerms', () => {
-  it('forgets a term as soon as it ends, however it ends', () => {
+  it('forgets a term as soon as it ends, however it ends', async () => {
     const terms = new HeldTerms();
     const [a, b] = [terms.track(term()), terms.track(term())];
     assert.equal(terms.size, 2);
     a.end();
     assert.equal(terms.size, 1, 'an ended term is not kept');
-    void b.release();
+    await b.relinquish('by hand');
     assert.equal(terms.size, 0);
     const ended = term();
     ended.end();
@@ -38,40 +44,88 @@ describe('HeldTerms', () => {
     assert.equal(terms.size, 0, 'a term that had ended already is not kept');
   });
 
-  it('releases each held term once, and a failed release does not stop the others', async () => {
+  it('gives up each held term once, and a failed release does not stop the others', async () => {
     const terms = new HeldTerms();
-    const failing = terms.track({
+    let failed = 0;
+    terms.track({
       signal: new AbortController().signal,
-      release: () => Promise.reject(new Error('database unreachable')),
+      relinquish: () => {
+        failed++;
+        return Promise.reject(new Error('database unreachable'));
+      },
     });
     const held = [terms.track(term()), terms.track(term())];
-    await terms.releaseAll();
-    await terms.releaseAll();
+    await terms.relinquishAll('closing');
+    await terms.relinquishAll('closing again');
     assert.deepEqual(
-      held.map((t) => t.releases),
-      [1, 1],
+      held.map((t) => t.given),
+      [['closing'], ['closing']],
     );
-    assert.ok(failing, 'the failing release was tried and swallowed');
+    assert.equal(failed, 1, 'the failing one was tried once, and its error swallowed');
     assert.equal(terms.size, 0);
   });
 });
 
 describe('lh.close() with terms held', () => {
-  it('releases held leases, lease locks and permits, and their signals fire', async () => {
-    const engine = new MemoryEngine({ clock: new ManualClock() });
-    const lh = Leasehold.fromEngine(engine);
-    const lease = await lh.leases.hold('report', { holder: 'a', ttl: '10m' });
+  it('ends held leases, lease locks and permits as lost, their signals fired', async () => {
+    const lh = Leasehold.fromEngine(new MemoryEngine({ clock: new ManualClock() }));
+    const lost: string[] = [];
+    const lease = await lh.leases.hold('report', {
+      holder: 'a',
+      ttl: '10m',
+      onLost: () => lost.push('report'),
+    });
     const lock = lh.locks.lease('nightly', { holder: 'a', ttl: '10m' });
     await lock.lock();
-    const semaphore = lh.locks.semaphore('exports', { permits: 1 });
-    const permit = await semaphore.acquire({ holder: 'a', ttl: '10m' });
+    const permit = await lh.locks.semaphore('exports', { permits: 1 }).hold({
+      holder: 'a',
+      ttl: '10m',
+    });
     const released = await lh.leases.hold('released', { holder: 'a', ttl: '10m' });
     await released.release();
     await lh.close();
-    assert.equal(lease.state, 'released');
-    assert.equal(permit?.state, 'released');
+    assert.equal(lease.state, 'lost');
+    assert.equal(permit?.state, 'lost');
+    assert.deepEqual(lost, ['report'], 'onLost is called, as for any loss');
     for (const signal of [lease.signal, lock.signal, permit!.signal])
-      assert.equal(signal.aborted, true, 'the work under each term is told');
+      assert.ok(isLeaseholdError(signal.reason, 'lease_lost'), `${String(signal.reason)}`);
+    assert.equal(released.state, 'released', 'a term released before close stays released');
     // That the database then has them free is test/processes/close-exits.test.ts's.
+  });
+
+  it('rejects a withLease or runLocked whose term close() gave up while its function ran', async () => {
+    const lh = Leasehold.fromEngine(new MemoryEngine({ clock: new ManualClock() }));
+    const outcomes: string[] = [];
+    let started = 0;
+    const whenBothStarted = new Promise<void>((resolve) => {
+      const begin = (): void => {
+        if (++started === 2) resolve();
+      };
+      void lh.leases
+        .withLease('report', { holder: 'a', ttl: '10m' }, async ({ signal }) => {
+          begin();
+          await aborted(signal);
+          return 'done anyway';
+        })
+        .then(
+          (r) => outcomes.push(`withLease resolved ${JSON.stringify(r)}`),
+          (e: unknown) => outcomes.push(`withLease ${isLeaseholdError(e, 'lease_lost')}`),
+        );
+      void lh.locks
+        .lease('nightly', { holder: 'a', ttl: '10m' })
+        .runLocked(async (_token, signal) => {
+          begin();
+          await aborted(signal);
+          return 'done anyway';
+        })
+        .then(
+          (r) => outcomes.push(`runLocked resolved ${r}`),
+          (e: unknown) => outcomes.push(`runLocked ${isLeaseholdError(e, 'lease_lost')}`),
+        );
+    });
+    await whenBothStarted;
+    await lh.close();
+    for (let i = 0; i < 20 && outcomes.length < 2; i++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(outcomes.sort(), ['runLocked true', 'withLease true']);
   });
 });
