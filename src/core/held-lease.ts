@@ -103,12 +103,7 @@ export class HeldLease {
   async relinquish(why: string): Promise<boolean> {
     if (this.status !== 'held') return false;
     this.lose(why);
-    const released = await this.store.leaseRelease({
-      resource: this.resource,
-      holder: this.holder,
-      token: this.token,
-    });
-    return Boolean(released);
+    return this.releaseStored();
   }
 
   /** Stops renewing and releases at once. Resolves true if the engine confirmed we still held it. */
@@ -118,12 +113,18 @@ export class HeldLease {
       'released',
       new AbortedError(`lease on "${this.resource}" was released by its holder`),
     );
-    const released = await this.store.leaseRelease({
-      resource: this.resource,
-      holder: this.holder,
-      token: this.token,
-    });
-    return Boolean(released);
+    return this.releaseStored();
+  }
+
+  /** Releases the stored term; true when the engine confirmed it was still ours. */
+  private async releaseStored(): Promise<boolean> {
+    return Boolean(
+      await this.store.leaseRelease({
+        resource: this.resource,
+        holder: this.holder,
+        token: this.token,
+      }),
+    );
   }
 
   private armDeadline(): void {
@@ -162,9 +163,7 @@ export class HeldLease {
     // `this.state` (not `this.status`): the status may have changed while the renewal was in flight.
     if (this.state === 'lost' && renewed) {
       // Renewed too late to be trusted: hand the lease back instead of leaving it to expire.
-      void this.store
-        .leaseRelease({ resource: this.resource, holder: this.holder, token: this.token })
-        .catch(() => {});
+      void this.releaseStored().catch(() => {});
       return;
     }
     if (this.state !== 'held') return;

@@ -95,37 +95,31 @@ describe('lh.close() with terms held', () => {
 
   it('rejects a withLease or runLocked whose term close() gave up while its function ran', async () => {
     const lh = Leasehold.fromEngine(new MemoryEngine({ clock: new ManualClock() }));
-    const outcomes: string[] = [];
     let started = 0;
-    const whenBothStarted = new Promise<void>((resolve) => {
-      const begin = (): void => {
-        if (++started === 2) resolve();
-      };
-      void lh.leases
-        .withLease('report', { holder: 'a', ttl: '10m' }, async ({ signal }) => {
-          begin();
-          await aborted(signal);
-          return 'done anyway';
-        })
-        .then(
-          (r) => outcomes.push(`withLease resolved ${JSON.stringify(r)}`),
-          (e: unknown) => outcomes.push(`withLease ${isLeaseholdError(e, 'lease_lost')}`),
-        );
-      void lh.locks
+    let bothStarted!: () => void;
+    const whenBothStarted = new Promise<void>((resolve) => (bothStarted = resolve));
+    /** Work that runs until its term ends, then reports success anyway. */
+    const work = async (signal: AbortSignal): Promise<string> => {
+      if (++started === 2) bothStarted();
+      await aborted(signal);
+      return 'done anyway';
+    };
+    const outcome = (call: Promise<unknown>): Promise<string> =>
+      call.then(
+        (value) => `resolved ${JSON.stringify(value)}`,
+        (error: unknown) =>
+          isLeaseholdError(error, 'lease_lost') ? 'lease_lost' : `rejected ${String(error)}`,
+      );
+    const withLease = outcome(
+      lh.leases.withLease('report', { holder: 'a', ttl: '10m' }, ({ signal }) => work(signal)),
+    );
+    const runLocked = outcome(
+      lh.locks
         .lease('nightly', { holder: 'a', ttl: '10m' })
-        .runLocked(async (_token, signal) => {
-          begin();
-          await aborted(signal);
-          return 'done anyway';
-        })
-        .then(
-          (r) => outcomes.push(`runLocked resolved ${r}`),
-          (e: unknown) => outcomes.push(`runLocked ${isLeaseholdError(e, 'lease_lost')}`),
-        );
-    });
+        .runLocked((_token, signal) => work(signal)),
+    );
     await whenBothStarted;
     await lh.close();
-    for (let i = 0; i < 20 && outcomes.length < 2; i++) await new Promise((r) => setImmediate(r));
-    assert.deepEqual(outcomes.sort(), ['runLocked true', 'withLease true']);
+    assert.deepEqual(await Promise.all([withLease, runLocked]), ['lease_lost', 'lease_lost']);
   });
 });
