@@ -1,11 +1,6 @@
 // Public entry point of the `leasehold` package: re-exports only.
-export {
-  Leasehold,
-  type ConnectOptions,
-  type LeaseholdEvents,
-  type LeaseholdFacade,
-  type MemoryOptions,
-} from './leasehold.js';
+export { Leasehold, type LeaseholdFacade } from './leasehold.js';
+export type { ConnectOptions, LeaseholdEvents, MemoryOptions } from './leasehold-options.js';
 export { ControlManager } from './controls/control-manager.js';
 export * from './core/errors.js';
 export type {

@@ -1,6 +1,6 @@
 /**
- * The options and event types of the front door (leasehold.ts), which re-exports them: what
- * `Leasehold.connect`, `Leasehold.memory`, `lh.on` and `lh.instrument` take.
+ * The options and event types of the front door (leasehold.ts): what `Leasehold.connect`,
+ * `Leasehold.memory`, `lh.on` and `lh.instrument` take. The package exports them from index.ts.
  */
 import type pg from 'pg';
 import type { Clock } from './core/clock.js';

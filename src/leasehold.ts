@@ -38,14 +38,6 @@ import type {
   ScheduleSummary,
 } from './leasehold-options.js';
 
-export type {
-  ConnectOptions,
-  LeaseholdEvents,
-  LeaseholdInstrumentation,
-  MemoryOptions,
-  ScheduleSummary,
-} from './leasehold-options.js';
-
 /**
  * Leasehold as its own applications (the HTTP service, the CLI, the demo processes) see it:
  * every manager, but not the engine, so they pass through the same validation and coalescing

@@ -4,7 +4,8 @@
  * single enqueue, the idle latency from enqueue to handler start, and sustained load. The
  * families under this directory put these beside the peers.
  */
-import { Leasehold, type ConnectOptions } from '../../src/leasehold.js';
+import type { ConnectOptions } from '../../src/leasehold-options.js';
+import { Leasehold } from '../../src/leasehold.js';
 import { Countdown, type DrainResult } from '../lib/countdown.js';
 import { dropSchema, freshSchema } from '../lib/database.js';
 import type { IdleSetup } from '../lib/idle-latency.js';

@@ -6,7 +6,8 @@
  * (decision 0301).
  */
 import type { Lease } from '../core/types.js';
-import type { LeaseholdFacade, ScheduleSummary } from '../leasehold.js';
+import type { LeaseholdFacade } from '../leasehold.js';
+import type { ScheduleSummary } from '../leasehold-options.js';
 import { ELECTION_LOCK_PREFIX } from '../locks/election-options.js';
 
 export type LeaderJson = ReturnType<typeof leaderJson>;

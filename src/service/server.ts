@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { InvalidArgumentError } from '../core/errors.js';
-import type { ConnectOptions } from '../leasehold.js';
+import type { ConnectOptions } from '../leasehold-options.js';
 import type { MaintainerOptions } from '../queue/maintenance/maintainer.js';
 import { buildApp, type BuildAppOptions } from './app.js';
 import { DEFAULT_REPLY_TIMEOUT_MS } from './reply-deadline.js';

@@ -7,7 +7,8 @@
 import { metrics, trace, type MeterProvider, type TracerProvider } from '@opentelemetry/api';
 import { InvalidArgumentError } from '../core/errors.js';
 import { optionalBoolean } from '../core/validate.js';
-import type { Leasehold, LeaseholdInstrumentation } from '../leasehold.js';
+import type { Leasehold } from '../leasehold.js';
+import type { LeaseholdInstrumentation } from '../leasehold-options.js';
 import type { Election } from '../locks/election.js';
 import type { Worker } from '../queue/worker.js';
 import { ElectionSpans } from './election-spans.js';
